@@ -1,0 +1,2357 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The YAML policy loader and dumper (schema: docs/configuration.md).
+ *
+ * Two passes: libyaml's event API builds a small tree (in an arena; every node
+ * keeps its 1-based line and column), then the schema walk fills a struct
+ * sgw_policy and collects every error it finds instead of stopping at the
+ * first. References between sections (peer, next_hop, terminal, in_port) are
+ * resolved through sorted name tables, and the terminal-prefix overlap check
+ * sorts all prefixes once: O(n log n) for 65536 terminals x 16 prefixes.
+ * Pure C11 + libyaml: no DPDK.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "policy_yaml.h"
+
+#define ARENA_CHUNK (256u * 1024u)
+#define MAX_DEPTH 64
+#define SHOW_MAX 48   /* longest value quoted back in a message */
+
+#if defined(__GNUC__)
+#define SGW_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define SGW_PRINTF(a, b)
+#endif
+
+/* ---------------------------------------------------------------- arena */
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t size, used;
+	max_align_t data[];
+};
+
+struct arena {
+	struct arena_chunk *head;
+};
+
+static void *
+arena_alloc(struct arena *a, size_t n)
+{
+	struct arena_chunk *c = a->head;
+	void *p;
+
+	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	if (c == NULL || c->size - c->used < n) {
+		size_t sz = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+
+		c = malloc(sizeof(*c) + sz);
+		if (c == NULL)
+			return NULL;
+		c->size = sz;
+		c->used = 0;
+		c->next = a->head;
+		a->head = c;
+	}
+	p = (char *)c->data + c->used;
+	c->used += n;
+	return p;
+}
+
+static void
+arena_free(struct arena *a)
+{
+	while (a->head != NULL) {
+		struct arena_chunk *next = a->head->next;
+
+		free(a->head);
+		a->head = next;
+	}
+}
+
+/* ----------------------------------------------------------------- tree */
+
+enum ykind {
+	YN_SCALAR,
+	YN_SEQ,
+	YN_MAP,
+	YN_BAD,   /* an alias: already reported, every check skips it silently */
+};
+
+struct ynode {
+	uint8_t kind;
+	uint8_t plain;       /* scalar written without quotes */
+	uint32_t line, col;  /* 1-based */
+	uint32_t n;          /* scalar: bytes; seq: items; map: pairs */
+	union {
+		const char *s;            /* NUL terminated copy */
+		struct ynode **kids;      /* seq: n items; map: key, value, key, value... */
+	} u;
+};
+
+/* ------------------------------------------------------- loader context */
+
+struct nent {
+	const char *s;
+	uint32_t idx;
+	uint32_t line;
+};
+
+/* Names of one section's entries, sorted by (name, index) for lookup. */
+struct ntab {
+	struct nent *e;
+	uint32_t n;
+	bool usable;   /* false when the section itself was broken: skip references */
+};
+
+struct ld {
+	const char *file;
+	const char *buf;
+	size_t len;
+	struct sgw_cfg_errors *errs;
+	struct sgw_policy *p;
+	struct arena arena;
+	bool oom;
+	struct ntab ports, nhops, terms;
+};
+
+static void SGW_PRINTF(4, 5)
+err_at(struct ld *ld, uint32_t line, uint32_t col, const char *fmt, ...)
+{
+	struct sgw_cfg_errors *errs = ld->errs;
+	struct sgw_cfg_error *e;
+	va_list ap;
+
+	if (errs->n >= SGW_CFG_MAX_ERRORS) {
+		errs->dropped++;
+		return;
+	}
+	e = &errs->e[errs->n++];
+	snprintf(e->file, sizeof(e->file), "%s", ld->file);
+	e->line = line;
+	e->col = col;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+	va_end(ap);
+}
+
+#define ERR(ld, node, ...) err_at((ld), (node)->line, (node)->col, __VA_ARGS__)
+
+static void
+oom(struct ld *ld)
+{
+	if (!ld->oom)
+		err_at(ld, 0, 0, "out of memory");
+	ld->oom = true;
+}
+
+/* ---------------------------------------------------------- small utils */
+
+static bool
+seq(const struct ynode *v, const char *s)
+{
+	size_t n = strlen(s);
+
+	return v->kind == YN_SCALAR && v->n == n && memcmp(v->u.s, s, n) == 0;
+}
+
+static bool
+is_null(const struct ynode *v)
+{
+	return v->kind == YN_SCALAR && v->plain &&
+		(v->n == 0 || seq(v, "~") || seq(v, "null") || seq(v, "Null") ||
+		 seq(v, "NULL"));
+}
+
+/* A value for a message: 'text' (shortened, control bytes as ?), "a list", ... */
+static const char *
+show(const struct ynode *v, char *buf, size_t len)
+{
+	size_t i, o = 0;
+
+	if (v->kind == YN_SEQ)
+		return "a list";
+	if (v->kind == YN_MAP)
+		return "a mapping";
+	if (is_null(v))
+		return "nothing";
+	buf[o++] = '\'';
+	for (i = 0; i < v->n && o + 5 < len; i++) {
+		unsigned char c = (unsigned char)v->u.s[i];
+
+		if (i == SHOW_MAX) {
+			memcpy(buf + o, "...", 3);
+			o += 3;
+			break;
+		}
+		buf[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	buf[o++] = '\'';
+	buf[o] = '\0';
+	return buf;
+}
+
+/* Optimal string alignment distance, for "did you mean"; large for long strings. */
+static unsigned int
+edit_distance(const char *a, size_t la, const char *b, size_t lb)
+{
+	unsigned int rows[3][65];
+	unsigned int *pp, *p, *c;
+	size_t i, j;
+
+	if (la > 64 || lb > 64)
+		return 99;
+	for (j = 0; j <= lb; j++)
+		rows[1][j] = (unsigned int)j;
+	for (i = 1; i <= la; i++) {
+		/* Row r lives in rows[(r + 1) % 3]. */
+		c = rows[(i + 1) % 3];
+		p = rows[i % 3];
+		pp = rows[(i + 2) % 3];
+		c[0] = (unsigned int)i;
+		for (j = 1; j <= lb; j++) {
+			unsigned int cost = a[i - 1] != b[j - 1];
+			unsigned int best = p[j] + 1;
+
+			if (c[j - 1] + 1 < best)
+				best = c[j - 1] + 1;
+			if (p[j - 1] + cost < best)
+				best = p[j - 1] + cost;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    pp[j - 2] + 1 < best)
+				best = pp[j - 2] + 1;
+			c[j] = best;
+		}
+	}
+	return rows[(la + 1) % 3][lb];
+}
+
+/* Keeps the best candidate seen so far for a "did you mean" hint. */
+struct suggest {
+	const char *word;
+	size_t wlen;
+	const char *best;
+	unsigned int score;
+};
+
+static void
+suggest_init(struct suggest *sg, const char *word, size_t wlen)
+{
+	sg->word = word;
+	sg->wlen = wlen;
+	sg->best = NULL;
+	sg->score = 5; /* accept up to distance 2 */
+}
+
+/*
+ * Nearest candidate within edit distance 2, but not a distance-2 match for a
+ * word of 3 letters or fewer ('lan' is not a typo of 'sat'). A word that is a
+ * prefix of a candidate or the other way round ("flows", "sat" for
+ * "satellite") ranks between distance 1 and 2 once the shorter has 3 letters.
+ * Scores are distances times two so that fits in between.
+ */
+static void
+suggest_try(struct suggest *sg, const char *cand)
+{
+	size_t clen = strlen(cand), shorter = clen < sg->wlen ? clen : sg->wlen;
+	unsigned int d = edit_distance(sg->word, sg->wlen, cand, clen);
+	unsigned int score = 2 * d;
+
+	if (d > 2 || 2 * d > sg->wlen)
+		score = 99;
+	if (score > 3 && shorter >= 3 && memcmp(sg->word, cand, shorter) == 0)
+		score = 3;
+	if (score < sg->score) {
+		sg->best = cand;
+		sg->score = score;
+	}
+}
+
+/* " (did you mean 'x'?)" or "" */
+static const char *
+suggest_text(const struct suggest *sg, char *buf, size_t len)
+{
+	if (sg->best == NULL)
+		return "";
+	snprintf(buf, len, " (did you mean '%s'?)", sg->best);
+	return buf;
+}
+
+/*
+ * Unsigned integer: decimal without leading zeros, or 0x hex. 0 ok,
+ * -1 not an integer, -2 too large for 64 bits, -3 leading zero.
+ */
+static int
+parse_uint(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (n == 0)
+		return -1;
+	if (n > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		bool big = false;
+
+		for (i = 2; i < n; i++) {
+			int d;
+
+			if (s[i] >= '0' && s[i] <= '9')
+				d = s[i] - '0';
+			else if (s[i] >= 'a' && s[i] <= 'f')
+				d = s[i] - 'a' + 10;
+			else if (s[i] >= 'A' && s[i] <= 'F')
+				d = s[i] - 'A' + 10;
+			else
+				return -1;
+			if (v >> 60)
+				big = true;
+			v = v << 4 | (uint64_t)d;
+		}
+		if (big)
+			return -2;
+		*out = v;
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+	if (n > 1 && s[0] == '0')
+		return -3;
+	for (i = 0; i < n; i++) {
+		uint64_t d = (uint64_t)(s[i] - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -2;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* ------------------------------------------------------- mapping fields */
+
+struct keyspec {
+	const char *name;
+	bool required;
+};
+
+#define NKEYS(t) ((unsigned int)(sizeof(t) / sizeof((t)[0])))
+
+/*
+ * Sort a mapping's pairs into vals[] (by keyspec index): unknown keys (with a
+ * "did you mean") and duplicate keys are reported here. keys[] gets the key
+ * nodes, for "first at line" messages. hint(name) may add where a key that is
+ * unknown here belongs.
+ */
+static const char *subsection_of(const struct ynode *key);
+
+static void
+map_fields(struct ld *ld, const struct ynode *m, const char *what,
+	   const struct keyspec *ks, unsigned int nks,
+	   const struct ynode **vals, const struct ynode **keys, bool top)
+{
+	uint32_t i;
+	unsigned int k;
+
+	for (k = 0; k < nks; k++) {
+		vals[k] = NULL;
+		keys[k] = NULL;
+	}
+	for (i = 0; i < m->n; i++) {
+		const struct ynode *key = m->u.kids[2 * i];
+		const struct ynode *val = m->u.kids[2 * i + 1];
+		char sb[SHOW_MAX + 8], hb[96];
+		struct suggest sg;
+
+		if (key->kind == YN_BAD)
+			continue;
+		if (key->kind != YN_SCALAR) {
+			ERR(ld, key, "keys in %s must be plain words (got %s)", what,
+			    show(key, sb, sizeof(sb)));
+			continue;
+		}
+		for (k = 0; k < nks; k++)
+			if (seq(key, ks[k].name))
+				break;
+		if (k == nks && top && subsection_of(key) != NULL) {
+			ERR(ld, key, "unknown key '%s' in %s ('%s' belongs under '%s:')",
+			    key->u.s, what, key->u.s, subsection_of(key));
+			continue;
+		}
+		if (k == nks) {
+			suggest_init(&sg, key->u.s, key->n);
+			for (k = 0; k < nks; k++)
+				suggest_try(&sg, ks[k].name);
+			ERR(ld, key, "unknown key %s in %s%s", show(key, sb, sizeof(sb)), what,
+			    suggest_text(&sg, hb, sizeof(hb)));
+			continue;
+		}
+		if (vals[k] != NULL) {
+			ERR(ld, key, "duplicate key '%s' in %s (first at line %" PRIu32 ")",
+			    ks[k].name, what, keys[k]->line);
+			continue;
+		}
+		vals[k] = val;
+		keys[k] = key;
+	}
+}
+
+/* who: the entry's name, for the message, or NULL. */
+static void
+check_required(struct ld *ld, const struct ynode *m, const char *what, const char *who,
+	       const struct keyspec *ks, unsigned int nks, const struct ynode **vals)
+{
+	unsigned int k;
+
+	for (k = 0; k < nks; k++)
+		if (ks[k].required && vals[k] == NULL)
+			ERR(ld, m, "missing required key '%s' in %s%s%s%s", ks[k].name, what,
+			    who ? " '" : "", who ? who : "", who ? "'" : "");
+}
+
+/* ------------------------------------------------------- typed getters */
+
+/* False (reported) unless v is a scalar with a value. */
+static bool
+want_scalar(struct ld *ld, const struct ynode *v, const char *key, const char *expect)
+{
+	char sb[SHOW_MAX + 8];
+
+	if (v->kind == YN_BAD)
+		return false;
+	if (v->kind != YN_SCALAR || is_null(v)) {
+		ERR(ld, v, "'%s' must be %s (got %s)", key, expect, show(v, sb, sizeof(sb)));
+		return false;
+	}
+	return true;
+}
+
+static bool
+get_uint(struct ld *ld, const struct ynode *v, const char *key, uint64_t lo, uint64_t hi,
+	 uint64_t *out)
+{
+	char sb[SHOW_MAX + 8], expect[80];
+	uint64_t x = 0;
+	int rc;
+
+	snprintf(expect, sizeof(expect), "an integer in %" PRIu64 "..%" PRIu64, lo, hi);
+	if (!want_scalar(ld, v, key, expect))
+		return false;
+	rc = parse_uint(v->u.s, v->n, &x);
+	if (rc == -1) {
+		ERR(ld, v, "'%s' must be %s (got %s)", key, expect, show(v, sb, sizeof(sb)));
+		return false;
+	}
+	if (rc == -3) {
+		ERR(ld, v, "'%s' %s has a leading zero (write decimal without it, or 0x hex)",
+		    key, show(v, sb, sizeof(sb)));
+		return false;
+	}
+	if (rc == -2 || x < lo || x > hi) {
+		ERR(ld, v, "'%s' %s is out of range %" PRIu64 "..%" PRIu64, key,
+		    v->u.s, lo, hi);
+		return false;
+	}
+	*out = x;
+	return true;
+}
+
+static bool
+get_u32(struct ld *ld, const struct ynode *v, const char *key, uint32_t lo, uint32_t hi,
+	uint32_t *out)
+{
+	uint64_t x;
+
+	if (v == NULL || !get_uint(ld, v, key, lo, hi, &x))
+		return false;
+	*out = (uint32_t)x;
+	return true;
+}
+
+static bool
+get_bool(struct ld *ld, const struct ynode *v, const char *key, bool *out)
+{
+	static const char *const yes[] = { "true", "yes" };
+	static const char *const no[] = { "false", "no" };
+	char sb[SHOW_MAX + 8], low[8];
+	unsigned int i;
+
+	if (!want_scalar(ld, v, key, "true or false"))
+		return false;
+	for (i = 0; i < v->n && i < sizeof(low) - 1; i++)
+		low[i] = (char)(v->u.s[i] >= 'A' && v->u.s[i] <= 'Z' ?
+				v->u.s[i] - 'A' + 'a' : v->u.s[i]);
+	low[i] = '\0';
+	if (v->n < sizeof(low)) {
+		for (i = 0; i < 2; i++) {
+			if (strcmp(low, yes[i]) == 0) {
+				*out = true;
+				return true;
+			}
+			if (strcmp(low, no[i]) == 0) {
+				*out = false;
+				return true;
+			}
+		}
+	}
+	ERR(ld, v, "'%s' must be true or false (got %s)", key, show(v, sb, sizeof(sb)));
+	return false;
+}
+
+/* One of names[]; the index in *out. */
+static bool
+get_enum(struct ld *ld, const struct ynode *v, const char *key,
+	 const char *const *names, unsigned int n, unsigned int *out)
+{
+	char sb[SHOW_MAX + 8], hb[96], list[128];
+	struct suggest sg;
+	unsigned int i;
+	size_t o = 0;
+
+	if (!want_scalar(ld, v, key, "a word"))
+		return false;
+	for (i = 0; i < n; i++) {
+		if (seq(v, names[i])) {
+			*out = i;
+			return true;
+		}
+	}
+	suggest_init(&sg, v->u.s, v->n);
+	list[0] = '\0';
+	for (i = 0; i < n; i++) {
+		suggest_try(&sg, names[i]);
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s%s", i ? ", " : "",
+				      names[i]);
+		if (o >= sizeof(list))
+			break;
+	}
+	ERR(ld, v, "'%s' must be one of %s (got %s)%s", key, list, show(v, sb, sizeof(sb)),
+	    suggest_text(&sg, hb, sizeof(hb)));
+	return false;
+}
+
+static bool
+name_char_ok(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		c == '_' || c == '.' || c == '-';
+}
+
+/* A name: [A-Za-z0-9_.-]{1,31}, copied into dst[SGW_NAME_MAX]. */
+static bool
+get_name(struct ld *ld, const struct ynode *v, const char *key, char *dst)
+{
+	char sb[SHOW_MAX + 8];
+	uint32_t i;
+
+	if (!want_scalar(ld, v, key, "a name"))
+		return false;
+	for (i = 0; i < v->n; i++)
+		if (!name_char_ok(v->u.s[i]))
+			break;
+	if (v->n >= SGW_NAME_MAX || i < v->n) {
+		ERR(ld, v, "'%s' %s is not a valid name (1..%d characters of A-Z a-z 0-9 _ . -)",
+		    key, show(v, sb, sizeof(sb)), SGW_NAME_MAX - 1);
+		return false;
+	}
+	memcpy(dst, v->u.s, v->n + 1);
+	return true;
+}
+
+/* ---------------------------------------------------------- name tables */
+
+static int
+nent_cmp(const void *a, const void *b)
+{
+	const struct nent *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+
+	if (c != 0)
+		return c;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * Collect the name of every entry that has a scalar one (valid or not, so a
+ * reference to a badly named entry is not reported twice), sort, and report
+ * duplicates at every later occurrence. names[i] is entry i's name node or NULL.
+ */
+static void
+ntab_build(struct ld *ld, struct ntab *t, const struct ynode *const *names, uint32_t n,
+	   const char *what)
+{
+	uint32_t i, first = 0;
+
+	t->e = NULL;
+	t->n = 0;
+	t->usable = true;
+	if (n == 0)
+		return;
+	t->e = malloc(sizeof(*t->e) * n);
+	if (t->e == NULL) {
+		oom(ld);
+		t->usable = false;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const struct ynode *v = names[i];
+
+		if (v == NULL || v->kind != YN_SCALAR)
+			continue;
+		t->e[t->n].s = v->u.s;
+		t->e[t->n].idx = i;
+		t->e[t->n].line = v->line;
+		t->n++;
+	}
+	qsort(t->e, t->n, sizeof(*t->e), nent_cmp);
+	for (i = 1; i < t->n; i++) {
+		if (strcmp(t->e[i].s, t->e[first].s) != 0) {
+			first = i;
+			continue;
+		}
+		{
+			const struct ynode *v = names[t->e[i].idx];
+			char sb[SHOW_MAX + 8];
+
+			ERR(ld, v, "duplicate %s name %s (first at line %" PRIu32 ")", what,
+			    show(v, sb, sizeof(sb)), t->e[first].line);
+		}
+	}
+}
+
+/* Index of the first entry named like v, or -1. */
+static int64_t
+ntab_find(const struct ntab *t, const struct ynode *v)
+{
+	uint32_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(t->e[mid].s, v->u.s) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < t->n && strcmp(t->e[lo].s, v->u.s) == 0)
+		return t->e[lo].idx;
+	return -1;
+}
+
+/*
+ * Resolve a reference to an entry of t. Returns the index, -1 when unknown
+ * (reported) and -2 when it cannot be checked (bad value or broken section).
+ */
+static int64_t
+resolve(struct ld *ld, const struct ntab *t, const struct ynode *v, const char *key,
+	const char *what)
+{
+	char sb[SHOW_MAX + 8], hb[96];
+	struct suggest sg;
+	int64_t idx;
+	uint32_t i;
+
+	if (!want_scalar(ld, v, key, "a name"))
+		return -2;
+	if (!t->usable)
+		return -2;
+	idx = ntab_find(t, v);
+	if (idx >= 0)
+		return idx;
+	suggest_init(&sg, v->u.s, v->n);
+	for (i = 0; i < t->n; i++)
+		suggest_try(&sg, t->e[i].s);
+	ERR(ld, v, "unknown %s %s%s", what, show(v, sb, sizeof(sb)),
+	    suggest_text(&sg, hb, sizeof(hb)));
+	return -1;
+}
+
+/* ---------------------------------------------------------------- lists */
+
+struct list {
+	const struct ynode *const *items;
+	uint32_t n;
+	const struct ynode *single;
+};
+
+/* A list key with lo..hi entries; a lone scalar counts as a one-element list. */
+static bool
+get_list(struct ld *ld, const struct ynode *v, const char *key, uint32_t lo, uint32_t hi,
+	 struct list *l)
+{
+	char sb[SHOW_MAX + 8];
+
+	if (v->kind == YN_BAD)
+		return false;
+	if (v->kind == YN_MAP || is_null(v)) {
+		ERR(ld, v, "'%s' must be a list of %" PRIu32 "..%" PRIu32 " entries (got %s)",
+		    key, lo, hi, show(v, sb, sizeof(sb)));
+		return false;
+	}
+	if (v->kind == YN_SCALAR) {
+		l->single = v;
+		l->items = &l->single;
+		l->n = 1;
+	} else {
+		l->items = (const struct ynode *const *)v->u.kids;
+		l->n = v->n;
+	}
+	if (l->n < lo || l->n > hi) {
+		ERR(ld, v, "'%s' must have %" PRIu32 "..%" PRIu32 " entries (got %" PRIu32 ")",
+		    key, lo, hi, l->n);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A list of entries (mappings) of an optional or required section. Absent or
+ * null: an empty list. Returns false when the section is unusable.
+ */
+static bool
+get_section(struct ld *ld, const struct ynode *v, const char *key, uint32_t lo,
+	    uint32_t hi, struct list *l)
+{
+	char sb[SHOW_MAX + 8];
+
+	l->n = 0;
+	l->items = NULL;
+	if (v == NULL)
+		return true;
+	if (v->kind == YN_BAD)
+		return false;
+	if (is_null(v) && lo == 0)
+		return true;
+	if (v->kind != YN_SEQ) {
+		ERR(ld, v, "'%s' must be a list of %" PRIu32 "..%" PRIu32 " entries (got %s)",
+		    key, lo, hi, show(v, sb, sizeof(sb)));
+		return false;
+	}
+	l->items = (const struct ynode *const *)v->u.kids;
+	l->n = v->n;
+	if (l->n < lo || l->n > hi)
+		ERR(ld, v, "'%s' must have %" PRIu32 "..%" PRIu32 " entries (got %" PRIu32 ")",
+		    key, lo, hi, l->n);
+	return true;
+}
+
+/* An optional mapping section; absent or null: NULL. */
+static const struct ynode *
+get_map(struct ld *ld, const struct ynode *v, const char *key)
+{
+	char sb[SHOW_MAX + 8];
+
+	if (v == NULL || v->kind == YN_BAD || is_null(v))
+		return NULL;
+	if (v->kind != YN_MAP) {
+		ERR(ld, v, "'%s' must be a mapping (got %s)", key, show(v, sb, sizeof(sb)));
+		return NULL;
+	}
+	return v;
+}
+
+/* Each entry of a list section must be a mapping. */
+static bool
+entry_is_map(struct ld *ld, const struct ynode *v, const char *section)
+{
+	char sb[SHOW_MAX + 8];
+
+	if (v->kind == YN_BAD)
+		return false;
+	if (v->kind != YN_MAP) {
+		ERR(ld, v, "each entry of '%s' must be a mapping (got %s)", section,
+		    show(v, sb, sizeof(sb)));
+		return false;
+	}
+	return true;
+}
+
+/* ------------------------------------------------------------- prefixes */
+
+static bool
+get_prefix(struct ld *ld, const struct ynode *v, const char *key, struct sgw_prefix *out)
+{
+	char sb[SHOW_MAX + 8], fixed[SGW_PREFIX_STRLEN];
+	const char *why;
+	int rc;
+
+	if (!want_scalar(ld, v, key, "an address prefix"))
+		return false;
+	rc = sgw_prefix_parse_ex(v->u.s, v->n, out, &why);
+	if (rc == -2) {
+		sgw_prefix_format(out, fixed, sizeof(fixed));
+		ERR(ld, v, "host bits set in prefix %s (did you mean %s?)", v->u.s, fixed);
+		return false;
+	}
+	if (rc != 0) {
+		ERR(ld, v, "bad prefix %s in '%s': %s", show(v, sb, sizeof(sb)), key, why);
+		return false;
+	}
+	return true;
+}
+
+/* One terminal prefix, for the overlap check. */
+struct pfx_rec {
+	struct sgw_prefix p;
+	uint32_t term;
+	uint32_t line, col;
+};
+
+static int
+pfx_rec_cmp(const void *a, const void *b)
+{
+	const struct pfx_rec *x = a, *y = b;
+	int c;
+
+	if (x->p.family != y->p.family)
+		return x->p.family < y->p.family ? -1 : 1;
+	c = memcmp(x->p.addr, y->p.addr, sizeof(x->p.addr));
+	if (c != 0)
+		return c;
+	if (x->p.len != y->p.len)
+		return x->p.len < y->p.len ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	return x->col < y->col ? -1 : x->col > y->col;
+}
+
+static bool
+rec_before(const struct pfx_rec *a, const struct pfx_rec *b)
+{
+	return a->line < b->line || (a->line == b->line && a->col < b->col);
+}
+
+/*
+ * Terminal prefixes must not overlap. Sorted by (family, address, length),
+ * prefixes nest or are disjoint, so the earlier prefix reaching furthest is
+ * the only one a new prefix can fall into: one pass after the sort.
+ */
+static void
+check_overlaps(struct ld *ld, struct pfx_rec *r, size_t n, const struct ynode *const *tnames)
+{
+	const struct pfx_rec *m = NULL;
+	size_t i;
+
+	qsort(r, n, sizeof(*r), pfx_rec_cmp);
+	for (i = 0; i < n; i++) {
+		const struct pfx_rec *first, *second;
+		char a[SGW_PREFIX_STRLEN], b[SGW_PREFIX_STRLEN], tn[64];
+		const struct ynode *name;
+
+		if (m == NULL || m->p.family != r[i].p.family ||
+		    !sgw_prefix_overlap(&m->p, &r[i].p)) {
+			m = &r[i];
+			continue;
+		}
+		/* Report at whichever comes later in the file. */
+		first = rec_before(m, &r[i]) ? m : &r[i];
+		second = first == m ? &r[i] : m;
+		sgw_prefix_format(&second->p, a, sizeof(a));
+		sgw_prefix_format(&first->p, b, sizeof(b));
+		name = tnames[first->term];
+		if (name != NULL && name->kind == YN_SCALAR)
+			snprintf(tn, sizeof(tn), "'%s'", name->u.s);
+		else
+			snprintf(tn, sizeof(tn), "#%" PRIu32, first->term + 1);
+		err_at(ld, second->line, second->col,
+		       "%s overlaps %s of terminal %s (line %" PRIu32 ")", a, b, tn,
+		       first->line);
+	}
+}
+
+/* --------------------------------------------------------------- ranges */
+
+/*
+ * "N" or "LO-HI" (ints in decimal or 0x hex) with values <= max. what names
+ * the thing ("port", "SPI", "DSCP") in messages.
+ */
+static bool
+get_range(struct ld *ld, const struct ynode *v, const char *key, const char *what,
+	  uint64_t max, uint64_t *lo, uint64_t *hi)
+{
+	char sb[SHOW_MAX + 8];
+	const char *dash;
+	int rc1, rc2;
+
+	if (!want_scalar(ld, v, key, "an integer or a \"LO-HI\" range"))
+		return false;
+	dash = memchr(v->u.s, '-', v->n);
+	if (dash == NULL) {
+		rc1 = parse_uint(v->u.s, v->n, lo);
+		*hi = *lo;
+		rc2 = rc1;
+	} else {
+		rc1 = parse_uint(v->u.s, (size_t)(dash - v->u.s), lo);
+		rc2 = parse_uint(dash + 1, v->n - (size_t)(dash - v->u.s) - 1, hi);
+	}
+	if (rc1 == -1 || rc2 == -1 || rc1 == -3 || rc2 == -3) {
+		ERR(ld, v, "bad %s range %s in '%s' (expected N or LO-HI, decimal or 0x hex)",
+		    what, show(v, sb, sizeof(sb)), key);
+		return false;
+	}
+	if (rc1 == -2 || rc2 == -2 || *lo > max || *hi > max) {
+		ERR(ld, v, "%s %s in '%s' is out of range 0..%" PRIu64, what,
+		    show(v, sb, sizeof(sb)), key, max);
+		return false;
+	}
+	if (*lo > *hi) {
+		ERR(ld, v, "bad %s range %s in '%s': %" PRIu64 " is greater than %" PRIu64,
+		    what, show(v, sb, sizeof(sb)), key, *lo, *hi);
+		return false;
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------- top / ports */
+
+enum {
+	TK_VERSION, TK_ROLE, TK_PORTS, TK_NEXT_HOPS, TK_TERMINALS, TK_RULES,
+	TK_LIMITS, TK_WORKERS, TK_PROTOCOLS, TK_MALFORMED, TK_DEFAULT_ACTION,
+};
+static const struct keyspec top_keys[] = {
+	[TK_VERSION] = { "version", true },
+	[TK_ROLE] = { "role", true },
+	[TK_PORTS] = { "ports", true },
+	[TK_NEXT_HOPS] = { "next_hops", false },
+	[TK_TERMINALS] = { "terminals", false },
+	[TK_RULES] = { "rules", false },
+	[TK_LIMITS] = { "limits", false },
+	[TK_WORKERS] = { "workers", false },
+	[TK_PROTOCOLS] = { "protocols", false },
+	[TK_MALFORMED] = { "malformed", false },
+	[TK_DEFAULT_ACTION] = { "default_action", false },
+};
+
+enum { PK_NAME, PK_DEVICE, PK_ROLE, PK_PEER, PK_RX, PK_TX, PK_MTU, PK_PROMISC };
+static const struct keyspec port_keys[] = {
+	[PK_NAME] = { "name", true },
+	[PK_DEVICE] = { "device", true },
+	[PK_ROLE] = { "role", true },
+	[PK_PEER] = { "peer", false },
+	[PK_RX] = { "rx_desc", false },
+	[PK_TX] = { "tx_desc", false },
+	[PK_MTU] = { "mtu", false },
+	[PK_PROMISC] = { "promiscuous", false },
+};
+
+static const char *const port_role_names[] = { "terrestrial", "satellite", "lan" };
+
+/* Entry i's "name" value, or NULL. */
+static const struct ynode *
+entry_name(const struct ynode *e)
+{
+	uint32_t i;
+
+	if (e->kind != YN_MAP)
+		return NULL;
+	for (i = 0; i < e->n; i++)
+		if (seq(e->u.kids[2 * i], "name"))
+			return e->u.kids[2 * i + 1];
+	return NULL;
+}
+
+static const char *
+name_or_null(const struct ynode *v)
+{
+	return v != NULL && v->kind == YN_SCALAR && !is_null(v) ? v->u.s : NULL;
+}
+
+/* Names of a section's entries, for ntab_build; NULL on OOM. */
+static const struct ynode **
+collect_names(struct ld *ld, const struct list *l)
+{
+	const struct ynode **names;
+	uint32_t i;
+
+	names = calloc(l->n ? l->n : 1, sizeof(*names));
+	if (names == NULL) {
+		oom(ld);
+		return NULL;
+	}
+	for (i = 0; i < l->n; i++)
+		names[i] = entry_name(l->items[i]);
+	return names;
+}
+
+static void
+load_ports(struct ld *ld, const struct ynode *v)
+{
+	struct sgw_policy *p = ld->p;
+	const struct ynode *vals[NKEYS(port_keys)], *keys[NKEYS(port_keys)];
+	const struct ynode **names, *peers[SGW_MAX_PORTS] = { NULL };
+	const struct ynode *devs[SGW_MAX_PORTS] = { NULL };
+	struct sgw_port_conf scratch;
+	struct list l;
+	uint32_t i, j;
+
+	ld->ports.usable = false;
+	if (v == NULL)
+		return; /* reported as a missing required key */
+	if (!get_section(ld, v, "ports", 1, SGW_MAX_PORTS, &l))
+		return;
+	names = collect_names(ld, &l);
+	if (names == NULL)
+		return;
+	ntab_build(ld, &ld->ports, names, l.n, "port");
+	free(names);
+	p->n_ports = (uint16_t)(l.n < SGW_MAX_PORTS ? l.n : SGW_MAX_PORTS);
+
+	for (i = 0; i < l.n; i++) {
+		const struct ynode *e = l.items[i];
+		struct sgw_port_conf *pc = i < SGW_MAX_PORTS ? &p->ports[i] : &scratch;
+		uint32_t x;
+		unsigned int en;
+		bool b;
+
+		memset(pc, 0, sizeof(*pc));
+		pc->peer = -1;
+		pc->rx_desc = 1024;
+		pc->tx_desc = 1024;
+		pc->promiscuous = true;
+		if (!entry_is_map(ld, e, "ports"))
+			continue;
+		map_fields(ld, e, "port", port_keys, NKEYS(port_keys), vals, keys, false);
+		check_required(ld, e, "port", name_or_null(vals[PK_NAME]), port_keys,
+			       NKEYS(port_keys), vals);
+		if (vals[PK_NAME])
+			get_name(ld, vals[PK_NAME], "name", pc->name);
+		if (vals[PK_DEVICE] && want_scalar(ld, vals[PK_DEVICE], "device",
+						   "a DPDK device name")) {
+			const struct ynode *d = vals[PK_DEVICE];
+			char sb[SHOW_MAX + 8];
+
+			for (j = 0; j < d->n; j++)
+				if (d->u.s[j] <= ' ' || d->u.s[j] > '~')
+					break;
+			if (d->n >= SGW_DEVICE_MAX || j < d->n)
+				ERR(ld, d, "'device' %s must be 1..%d printable characters "
+				    "without spaces", show(d, sb, sizeof(sb)),
+				    SGW_DEVICE_MAX - 1);
+			else if (i < SGW_MAX_PORTS) {
+				memcpy(pc->device, d->u.s, d->n + 1);
+				devs[i] = d;
+			}
+		}
+		if (vals[PK_ROLE] && get_enum(ld, vals[PK_ROLE], "role", port_role_names, 3, &en))
+			pc->role = (enum sgw_port_role)en;
+		if (i < SGW_MAX_PORTS)
+			peers[i] = vals[PK_PEER];
+		if (get_u32(ld, vals[PK_RX], "rx_desc", 64, 16384, &x))
+			pc->rx_desc = (uint16_t)x;
+		if (get_u32(ld, vals[PK_TX], "tx_desc", 64, 16384, &x))
+			pc->tx_desc = (uint16_t)x;
+		if (get_u32(ld, vals[PK_MTU], "mtu", 0, 9600, &x)) {
+			if (x != 0 && x < 68)
+				ERR(ld, vals[PK_MTU], "'mtu' %" PRIu32 " is out of range "
+				    "(0 keeps the device's MTU, else 68..9600)", x);
+			else
+				pc->mtu = (uint16_t)x;
+		}
+		if (vals[PK_PROMISC] && get_bool(ld, vals[PK_PROMISC], "promiscuous", &b))
+			pc->promiscuous = b;
+	}
+
+	/* Two ports on one device cannot both be opened. */
+	for (i = 0; i < p->n_ports; i++) {
+		for (j = 0; j < i; j++) {
+			if (devs[i] == NULL || devs[j] == NULL ||
+			    strcmp(p->ports[i].device, p->ports[j].device) != 0)
+				continue;
+			ERR(ld, devs[i], "device '%s' is already used by port '%s' (line %" PRIu32
+			    ")", p->ports[i].device, p->ports[j].name, devs[j]->line);
+			break;
+		}
+	}
+
+	ld->ports.usable = true;
+	for (i = 0; i < p->n_ports; i++) {
+		int64_t idx;
+
+		if (peers[i] == NULL)
+			continue;
+		idx = resolve(ld, &ld->ports, peers[i], "peer", "port");
+		if (idx == (int64_t)i)
+			ERR(ld, peers[i], "port '%s' cannot be its own peer", peers[i]->u.s);
+		else if (idx >= 0 && idx < SGW_MAX_PORTS)
+			p->ports[i].peer = (int16_t)idx;
+	}
+}
+
+/* ------------------------------------------------------------ next hops */
+
+enum { NK_NAME, NK_PORT, NK_MAC };
+static const struct keyspec nh_keys[] = {
+	[NK_NAME] = { "name", true },
+	[NK_PORT] = { "port", true },
+	[NK_MAC] = { "mac", true },
+};
+
+static bool
+get_mac(struct ld *ld, const struct ynode *v, uint8_t mac[6])
+{
+	char sb[SHOW_MAX + 8];
+	unsigned int k;
+	int hi, lo;
+
+	if (!want_scalar(ld, v, "mac", "a MAC address"))
+		return false;
+	if (v->n != 17)
+		goto bad;
+	for (k = 0; k < 6; k++) {
+		const char *s = v->u.s + 3 * k;
+
+		if (k < 5 && s[2] != ':')
+			goto bad;
+		hi = s[0] >= '0' && s[0] <= '9' ? s[0] - '0' :
+			s[0] >= 'a' && s[0] <= 'f' ? s[0] - 'a' + 10 :
+			s[0] >= 'A' && s[0] <= 'F' ? s[0] - 'A' + 10 : -1;
+		lo = s[1] >= '0' && s[1] <= '9' ? s[1] - '0' :
+			s[1] >= 'a' && s[1] <= 'f' ? s[1] - 'a' + 10 :
+			s[1] >= 'A' && s[1] <= 'F' ? s[1] - 'A' + 10 : -1;
+		if (hi < 0 || lo < 0)
+			goto bad;
+		mac[k] = (uint8_t)(hi << 4 | lo);
+	}
+	if (mac[0] & 1) {
+		ERR(ld, v, "MAC address %s is a multicast address: a next hop needs a "
+		    "unicast one", show(v, sb, sizeof(sb)));
+		return false;
+	}
+	if ((mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]) == 0) {
+		ERR(ld, v, "MAC address %s is all zeros", show(v, sb, sizeof(sb)));
+		return false;
+	}
+	return true;
+bad:
+	ERR(ld, v, "bad MAC address %s (expected xx:xx:xx:xx:xx:xx)", show(v, sb, sizeof(sb)));
+	return false;
+}
+
+static void
+load_next_hops(struct ld *ld, const struct ynode *v)
+{
+	struct sgw_policy *p = ld->p;
+	const struct ynode *vals[NKEYS(nh_keys)], *keys[NKEYS(nh_keys)];
+	const struct ynode **names;
+	struct sgw_next_hop scratch;
+	struct list l;
+	uint32_t i;
+
+	ld->nhops.usable = false;
+	if (!get_section(ld, v, "next_hops", 0, SGW_MAX_NEXT_HOPS, &l))
+		return;
+	names = collect_names(ld, &l);
+	if (names == NULL)
+		return;
+	ntab_build(ld, &ld->nhops, names, l.n, "next_hop");
+	free(names);
+	p->n_next_hops = (uint16_t)(l.n < SGW_MAX_NEXT_HOPS ? l.n : SGW_MAX_NEXT_HOPS);
+
+	for (i = 0; i < l.n; i++) {
+		const struct ynode *e = l.items[i];
+		struct sgw_next_hop *nh = i < SGW_MAX_NEXT_HOPS ? &p->next_hops[i] : &scratch;
+		int64_t idx;
+
+		memset(nh, 0, sizeof(*nh));
+		nh->port = -1;
+		if (!entry_is_map(ld, e, "next_hops"))
+			continue;
+		map_fields(ld, e, "next_hop", nh_keys, NKEYS(nh_keys), vals, keys, false);
+		check_required(ld, e, "next_hop", name_or_null(vals[NK_NAME]), nh_keys,
+			       NKEYS(nh_keys), vals);
+		if (vals[NK_NAME])
+			get_name(ld, vals[NK_NAME], "name", nh->name);
+		if (vals[NK_PORT]) {
+			idx = resolve(ld, &ld->ports, vals[NK_PORT], "port", "port");
+			if (idx >= 0 && idx < SGW_MAX_PORTS)
+				nh->port = (int16_t)idx;
+		}
+		if (vals[NK_MAC])
+			get_mac(ld, vals[NK_MAC], nh->mac);
+	}
+	ld->nhops.usable = true;
+}
+
+/* ------------------------------------------------------------ terminals */
+
+enum { TMK_NAME, TMK_ID, TMK_PREFIXES };
+static const struct keyspec term_keys[] = {
+	[TMK_NAME] = { "name", true },
+	[TMK_ID] = { "id", true },
+	[TMK_PREFIXES] = { "prefixes", true },
+};
+
+struct id_rec {
+	uint32_t id;
+	uint32_t term;
+	uint32_t line, col;
+};
+
+static int
+id_rec_cmp(const void *a, const void *b)
+{
+	const struct id_rec *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->term < y->term ? -1 : x->term > y->term;
+}
+
+static void
+check_ids(struct ld *ld, struct id_rec *r, size_t n, const struct ynode *const *tnames)
+{
+	size_t i, first = 0;
+
+	qsort(r, n, sizeof(*r), id_rec_cmp);
+	for (i = 1; i < n; i++) {
+		const char *fn;
+
+		if (r[i].id != r[first].id) {
+			first = i;
+			continue;
+		}
+		fn = name_or_null(tnames[r[first].term]);
+		err_at(ld, r[i].line, r[i].col, "duplicate terminal id %" PRIu32
+		       " (first used by terminal '%s' at line %" PRIu32 ")", r[i].id,
+		       fn ? fn : "?", r[first].line);
+	}
+}
+
+static void
+load_terminals(struct ld *ld, const struct ynode *v)
+{
+	struct sgw_policy *p = ld->p;
+	const struct ynode *vals[NKEYS(term_keys)], *keys[NKEYS(term_keys)];
+	const struct ynode **names = NULL;
+	struct pfx_rec *prefixes = NULL;
+	struct id_rec *ids = NULL;
+	size_t n_prefixes = 0, cap_prefixes = 0, n_ids = 0;
+	struct list l;
+	uint32_t i, k;
+
+	ld->terms.usable = false;
+	if (!get_section(ld, v, "terminals", 0, SGW_MAX_TERMINALS, &l))
+		return;
+	if (l.n == 0) {
+		ld->terms.usable = true;
+		return;
+	}
+	names = collect_names(ld, &l);
+	p->terminals = calloc(l.n, sizeof(*p->terminals));
+	ids = malloc(sizeof(*ids) * l.n);
+	if (names == NULL || p->terminals == NULL || ids == NULL) {
+		oom(ld);
+		goto out;
+	}
+	p->n_terminals = l.n;
+	ntab_build(ld, &ld->terms, names, l.n, "terminal");
+
+	for (i = 0; i < l.n; i++) {
+		const struct ynode *e = l.items[i];
+		struct sgw_terminal *t = &p->terminals[i];
+		struct list pl;
+
+		if (!entry_is_map(ld, e, "terminals"))
+			continue;
+		map_fields(ld, e, "terminal", term_keys, NKEYS(term_keys), vals, keys, false);
+		check_required(ld, e, "terminal", name_or_null(vals[TMK_NAME]), term_keys,
+			       NKEYS(term_keys), vals);
+		if (vals[TMK_NAME])
+			get_name(ld, vals[TMK_NAME], "name", t->name);
+		if (get_u32(ld, vals[TMK_ID], "id", 0, UINT32_MAX, &t->id)) {
+			ids[n_ids].id = t->id;
+			ids[n_ids].term = i;
+			ids[n_ids].line = vals[TMK_ID]->line;
+			ids[n_ids].col = vals[TMK_ID]->col;
+			n_ids++;
+		}
+		if (vals[TMK_PREFIXES] == NULL ||
+		    !get_list(ld, vals[TMK_PREFIXES], "prefixes", 1, SGW_TERM_PREFIX_MAX, &pl))
+			continue;
+		for (k = 0; k < pl.n; k++) {
+			struct sgw_prefix pf;
+
+			if (!get_prefix(ld, pl.items[k], "prefixes", &pf))
+				continue;
+			t->prefixes[t->n_prefixes++] = pf;
+			if (n_prefixes == cap_prefixes) {
+				size_t nc = cap_prefixes ? cap_prefixes * 2 : 1024;
+				struct pfx_rec *np = realloc(prefixes, nc * sizeof(*np));
+
+				if (np == NULL) {
+					oom(ld);
+					goto out;
+				}
+				prefixes = np;
+				cap_prefixes = nc;
+			}
+			prefixes[n_prefixes].p = pf;
+			prefixes[n_prefixes].term = i;
+			prefixes[n_prefixes].line = pl.items[k]->line;
+			prefixes[n_prefixes].col = pl.items[k]->col;
+			n_prefixes++;
+		}
+	}
+	check_ids(ld, ids, n_ids, names);
+	check_overlaps(ld, prefixes, n_prefixes, names);
+	ld->terms.usable = true;
+out:
+	free(prefixes);
+	free(ids);
+	free(names);
+}
+
+/* ---------------------------------------------------------------- rules */
+
+enum { RK_NAME, RK_MATCH, RK_ACTION, RK_NEXT_HOP };
+static const struct keyspec rule_keys[] = {
+	[RK_NAME] = { "name", true },
+	[RK_MATCH] = { "match", false },
+	[RK_ACTION] = { "action", true },
+	[RK_NEXT_HOP] = { "next_hop", false },
+};
+
+enum {
+	MK_IN_PORT, MK_TERMINAL, MK_SRC, MK_DST, MK_PROTO, MK_SPORTS, MK_DPORTS,
+	MK_DSCP, MK_SPI,
+};
+static const struct keyspec match_keys[] = {
+	[MK_IN_PORT] = { "in_port", false },
+	[MK_TERMINAL] = { "terminal", false },
+	[MK_SRC] = { "src", false },
+	[MK_DST] = { "dst", false },
+	[MK_PROTO] = { "proto", false },
+	[MK_SPORTS] = { "src_ports", false },
+	[MK_DPORTS] = { "dst_ports", false },
+	[MK_DSCP] = { "dscp", false },
+	[MK_SPI] = { "esp_spi", false },
+};
+
+struct proto_name {
+	const char *name;
+	uint8_t num;
+};
+
+static const struct proto_name proto_names[] = {
+	{ "tcp", 6 }, { "udp", 17 }, { "esp", 50 }, { "ah", 51 }, { "icmp", 1 },
+	{ "icmpv6", 58 }, { "gre", 47 }, { "sctp", 132 },
+};
+
+#define N_PROTO_NAMES (sizeof(proto_names) / sizeof(proto_names[0]))
+
+static bool
+get_proto(struct ld *ld, const struct ynode *v, uint8_t *out)
+{
+	char sb[SHOW_MAX + 8], hb[96];
+	struct suggest sg;
+	uint64_t x;
+	unsigned int i;
+
+	if (!want_scalar(ld, v, "proto", "a protocol name or number"))
+		return false;
+	if (v->u.s[0] >= '0' && v->u.s[0] <= '9') {
+		if (!get_uint(ld, v, "proto", 0, 255, &x))
+			return false;
+		*out = (uint8_t)x;
+		return true;
+	}
+	for (i = 0; i < N_PROTO_NAMES; i++) {
+		if (seq(v, proto_names[i].name)) {
+			*out = proto_names[i].num;
+			return true;
+		}
+	}
+	suggest_init(&sg, v->u.s, v->n);
+	for (i = 0; i < N_PROTO_NAMES; i++)
+		suggest_try(&sg, proto_names[i].name);
+	ERR(ld, v, "unknown protocol %s%s; use tcp, udp, esp, ah, icmp, icmpv6, gre, sctp "
+	    "or a number 0..255", show(v, sb, sizeof(sb)), suggest_text(&sg, hb, sizeof(hb)));
+	return false;
+}
+
+static uint8_t
+prefix_list(struct ld *ld, const struct ynode *v, const char *key, struct sgw_prefix *dst,
+	    unsigned int *families)
+{
+	struct list l;
+	uint8_t n = 0;
+	uint32_t i;
+
+	*families = 0;
+	if (v == NULL || !get_list(ld, v, key, 1, SGW_RULE_PREFIX_MAX, &l))
+		return 0;
+	for (i = 0; i < l.n; i++) {
+		if (get_prefix(ld, l.items[i], key, &dst[n])) {
+			*families |= dst[n].family == 4 ? 1u : 2u;
+			n++;
+		}
+	}
+	return n;
+}
+
+static uint8_t
+range16_list(struct ld *ld, const struct ynode *v, const char *key, struct sgw_range16 *dst)
+{
+	struct list l;
+	uint64_t lo, hi;
+	uint8_t n = 0;
+	uint32_t i;
+
+	if (v == NULL || !get_list(ld, v, key, 1, SGW_RULE_RANGE_MAX, &l))
+		return 0;
+	for (i = 0; i < l.n; i++) {
+		if (get_range(ld, l.items[i], key, "port", 65535, &lo, &hi)) {
+			dst[n].lo = (uint16_t)lo;
+			dst[n].hi = (uint16_t)hi;
+			n++;
+		}
+	}
+	return n;
+}
+
+static void
+load_match(struct ld *ld, const struct ynode *m, struct sgw_rule *r)
+{
+	const struct ynode *vals[NKEYS(match_keys)], *keys[NKEYS(match_keys)];
+	unsigned int fam_src = 0, fam_dst = 0;
+	struct list l;
+	uint64_t lo, hi;
+	int64_t idx;
+	uint32_t i;
+
+	m = get_map(ld, m, "match");
+	if (m == NULL)
+		return;
+	map_fields(ld, m, "rule match", match_keys, NKEYS(match_keys), vals, keys, false);
+	if (vals[MK_IN_PORT]) {
+		idx = resolve(ld, &ld->ports, vals[MK_IN_PORT], "in_port", "port");
+		if (idx >= 0 && idx < SGW_MAX_PORTS)
+			r->in_port = (int16_t)idx;
+	}
+	if (vals[MK_TERMINAL]) {
+		idx = resolve(ld, &ld->terms, vals[MK_TERMINAL], "terminal", "terminal");
+		if (idx >= 0)
+			r->terminal = (int32_t)idx;
+	}
+	r->n_src = prefix_list(ld, vals[MK_SRC], "src", r->src, &fam_src);
+	r->n_dst = prefix_list(ld, vals[MK_DST], "dst", r->dst, &fam_dst);
+	/* fam_*: bit 0 IPv4, bit 1 IPv6. A packet has one family for both addresses. */
+	if (r->n_src && r->n_dst && (fam_src & fam_dst) == 0)
+		ERR(ld, vals[MK_DST], "this rule can never match: its src prefixes are all "
+		    "IPv%u and its dst prefixes all IPv%u", fam_src == 1 ? 4 : 6,
+		    fam_dst == 1 ? 4 : 6);
+	if (vals[MK_PROTO] && get_list(ld, vals[MK_PROTO], "proto", 1, SGW_RULE_PROTO_MAX, &l))
+		for (i = 0; i < l.n; i++)
+			if (get_proto(ld, l.items[i], &r->proto[r->n_proto]))
+				r->n_proto++;
+	r->n_sport = range16_list(ld, vals[MK_SPORTS], "src_ports", r->sport);
+	r->n_dport = range16_list(ld, vals[MK_DPORTS], "dst_ports", r->dport);
+	if (vals[MK_DSCP] && get_list(ld, vals[MK_DSCP], "dscp", 1, 64, &l)) {
+		for (i = 0; i < l.n; i++) {
+			if (!get_range(ld, l.items[i], "dscp", "DSCP", 63, &lo, &hi))
+				continue;
+			for (; lo <= hi; lo++)
+				r->dscp_mask |= (uint64_t)1 << lo;
+		}
+	}
+	if (vals[MK_SPI] && get_list(ld, vals[MK_SPI], "esp_spi", 1, SGW_RULE_RANGE_MAX, &l)) {
+		for (i = 0; i < l.n; i++) {
+			if (!get_range(ld, l.items[i], "esp_spi", "SPI", UINT32_MAX, &lo, &hi))
+				continue;
+			r->spi[r->n_spi].lo = (uint32_t)lo;
+			r->spi[r->n_spi].hi = (uint32_t)hi;
+			r->n_spi++;
+		}
+	}
+}
+
+static const char *const action_names[] = {
+	[SGW_ACT_FORWARD] = "forward",
+	[SGW_ACT_DROP] = "drop",
+	[SGW_ACT_COUNT] = "count",
+	[SGW_ACT_SPLIT] = "split",
+	[SGW_ACT_LIFT] = "lift",
+	[SGW_ACT_XCP] = "xcp",
+};
+
+static void
+load_rules(struct ld *ld, const struct ynode *v)
+{
+	struct sgw_policy *p = ld->p;
+	const struct ynode *vals[NKEYS(rule_keys)], *keys[NKEYS(rule_keys)];
+	const struct ynode **names;
+	struct ntab rt = { NULL, 0, false };
+	struct list l;
+	uint32_t i;
+
+	if (!get_section(ld, v, "rules", 0, SGW_MAX_RULES, &l) || l.n == 0)
+		return;
+	names = collect_names(ld, &l);
+	p->rules = malloc(sizeof(*p->rules) * l.n);
+	if (names == NULL || p->rules == NULL) {
+		free(names);
+		oom(ld);
+		return;
+	}
+	p->n_rules = l.n;
+	ntab_build(ld, &rt, names, l.n, "rule");
+	free(rt.e);
+	free(names);
+
+	for (i = 0; i < l.n; i++) {
+		const struct ynode *e = l.items[i];
+		struct sgw_rule *r = &p->rules[i];
+		unsigned int en;
+		int64_t idx;
+
+		sgw_rule_init(r);
+		if (!entry_is_map(ld, e, "rules"))
+			continue;
+		map_fields(ld, e, "rule", rule_keys, NKEYS(rule_keys), vals, keys, false);
+		check_required(ld, e, "rule", name_or_null(vals[RK_NAME]), rule_keys,
+			       NKEYS(rule_keys), vals);
+		if (vals[RK_NAME])
+			get_name(ld, vals[RK_NAME], "name", r->name);
+		if (vals[RK_MATCH])
+			load_match(ld, vals[RK_MATCH], r);
+		if (vals[RK_ACTION] &&
+		    get_enum(ld, vals[RK_ACTION], "action", action_names, SGW_ACT__COUNT, &en)) {
+			r->action = (enum sgw_action)en;
+			if (!sgw_action_built(r->action))
+				ERR(ld, vals[RK_ACTION], "action '%s' is not built yet in this "
+				    "version of satgw", action_names[en]);
+		}
+		if (vals[RK_NEXT_HOP]) {
+			idx = resolve(ld, &ld->nhops, vals[RK_NEXT_HOP], "next_hop", "next_hop");
+			if (idx >= 0 && idx < SGW_MAX_NEXT_HOPS)
+				r->next_hop = (int16_t)idx;
+			if (vals[RK_ACTION] && r->action == SGW_ACT_DROP)
+				ERR(ld, keys[RK_NEXT_HOP], "'next_hop' is only allowed with "
+				    "action forward or count (this rule drops)");
+		}
+	}
+}
+
+/* -------------------------------------------------- limits and friends */
+
+enum { LK_FLOWS, LK_MBUFS, LK_CACHE, LK_RING, LK_IDLE, LK_TIMERS };
+static const struct keyspec limit_keys[] = {
+	[LK_FLOWS] = { "flows_per_core", false },
+	[LK_MBUFS] = { "mbufs", false },
+	[LK_CACHE] = { "mbuf_cache", false },
+	[LK_RING] = { "ring_size", false },
+	[LK_IDLE] = { "flow_idle_ms", false },
+	[LK_TIMERS] = { "timers_per_core", false },
+};
+
+enum { WK_BACKOFF, WK_SLEEP, WK_BURST, WK_DRAIN, WK_TICK };
+static const struct keyspec worker_keys[] = {
+	[WK_BACKOFF] = { "idle_backoff_us", false },
+	[WK_SLEEP] = { "idle_sleep_us", false },
+	[WK_BURST] = { "burst", false },
+	[WK_DRAIN] = { "tx_drain_us", false },
+	[WK_TICK] = { "timer_tick_us", false },
+};
+
+enum { XK_LIFT, XK_XCP };
+static const struct keyspec proto_keys[] = {
+	[XK_LIFT] = { "lift", false },
+	[XK_XCP] = { "xcp", false },
+};
+
+static void
+load_limits(struct ld *ld, const struct ynode *v)
+{
+	const struct ynode *vals[NKEYS(limit_keys)], *keys[NKEYS(limit_keys)];
+	struct sgw_limits *lim = &ld->p->limits;
+	uint32_t x;
+
+	v = get_map(ld, v, "limits");
+	if (v == NULL)
+		return;
+	map_fields(ld, v, "limits", limit_keys, NKEYS(limit_keys), vals, keys, false);
+	get_u32(ld, vals[LK_FLOWS], "flows_per_core", 1024, 16777216, &lim->flows_per_core);
+	get_u32(ld, vals[LK_MBUFS], "mbufs", 1023, 16777215, &lim->mbufs);
+	get_u32(ld, vals[LK_CACHE], "mbuf_cache", 0, 512, &lim->mbuf_cache);
+	if (get_u32(ld, vals[LK_RING], "ring_size", 256, 1048576, &x)) {
+		/* rte_ring sizes are powers of two; better to say so than round. */
+		if (x & (x - 1))
+			ERR(ld, vals[LK_RING], "'ring_size' %" PRIu32 " is not a power of two",
+			    x);
+		else
+			lim->ring_size = x;
+	}
+	get_u32(ld, vals[LK_IDLE], "flow_idle_ms", 1000, 86400000, &lim->flow_idle_ms);
+	/* Every flow may hold a timer: the wheel defaults to one slot per flow. */
+	if (vals[LK_TIMERS] == NULL)
+		lim->timers_per_core = lim->flows_per_core;
+	else
+		get_u32(ld, vals[LK_TIMERS], "timers_per_core", 1024, 16777216,
+			&lim->timers_per_core);
+}
+
+static void
+load_workers(struct ld *ld, const struct ynode *v)
+{
+	const struct ynode *vals[NKEYS(worker_keys)], *keys[NKEYS(worker_keys)];
+	struct sgw_workers_conf *w = &ld->p->workers;
+	uint32_t x;
+
+	v = get_map(ld, v, "workers");
+	if (v == NULL)
+		return;
+	map_fields(ld, v, "workers", worker_keys, NKEYS(worker_keys), vals, keys, false);
+	get_u32(ld, vals[WK_BACKOFF], "idle_backoff_us", 0, 1000000, &w->idle_backoff_us);
+	get_u32(ld, vals[WK_SLEEP], "idle_sleep_us", 1, 100000, &w->idle_sleep_us);
+	if (get_u32(ld, vals[WK_BURST], "burst", 1, 64, &x))
+		w->burst = (uint16_t)x;
+	if (get_u32(ld, vals[WK_DRAIN], "tx_drain_us", 1, 10000, &x))
+		w->tx_drain_us = (uint16_t)x;
+	get_u32(ld, vals[WK_TICK], "timer_tick_us", 10, 100000, &w->timer_tick_us);
+}
+
+/* Protocol numbers LIFT and XCP must not take from traffic satgw classifies. */
+static const char *
+proto_taken(uint32_t x)
+{
+	unsigned int i;
+
+	for (i = 0; i < N_PROTO_NAMES; i++)
+		if (proto_names[i].num == x && x != 51 && x != 47 && x != 132)
+			return proto_names[i].name;
+	return NULL;
+}
+
+static void
+load_protocols(struct ld *ld, const struct ynode *v)
+{
+	const struct ynode *vals[NKEYS(proto_keys)], *keys[NKEYS(proto_keys)];
+	struct sgw_policy *p = ld->p;
+	bool lift_ok = false;
+	const char *taken;
+	uint32_t x;
+
+	v = get_map(ld, v, "protocols");
+	if (v == NULL)
+		return;
+	map_fields(ld, v, "protocols", proto_keys, NKEYS(proto_keys), vals, keys, false);
+	if (get_u32(ld, vals[XK_LIFT], "lift", 1, 255, &x)) {
+		taken = proto_taken(x);
+		if (taken != NULL) {
+			ERR(ld, vals[XK_LIFT], "'lift' %" PRIu32 " is the protocol number of %s",
+			    x, taken);
+		} else {
+			p->lift_proto = (uint8_t)x;
+			lift_ok = true;
+		}
+	}
+	if (get_u32(ld, vals[XK_XCP], "xcp", 1, 255, &x)) {
+		taken = proto_taken(x);
+		if (taken != NULL)
+			ERR(ld, vals[XK_XCP], "'xcp' %" PRIu32 " is the protocol number of %s",
+			    x, taken);
+		else if (x == p->lift_proto && (lift_ok || vals[XK_LIFT] == NULL))
+			ERR(ld, vals[XK_XCP], "'xcp' %" PRIu32 " is the same protocol number "
+			    "as 'lift'", x);
+		else
+			p->xcp_proto = (uint8_t)x;
+	}
+	/* lift moved onto the default xcp number without xcp moving away. */
+	if (lift_ok && vals[XK_XCP] == NULL && p->lift_proto == p->xcp_proto)
+		ERR(ld, vals[XK_LIFT], "'lift' %u is the same protocol number as 'xcp' "
+		    "(default %u): move 'xcp' too", p->lift_proto, p->xcp_proto);
+}
+
+static const char *const role_names[] = { "hub", "terminal", "emulator" };
+static const char *const malformed_names[] = { "drop", "forward" };
+static const char *const default_action_names[] = { "forward", "drop" };
+
+/* Top-level key that belongs in a subsection, for a better hint. */
+static const char *
+subsection_of(const struct ynode *key)
+{
+	unsigned int i;
+
+	for (i = 0; i < NKEYS(limit_keys); i++)
+		if (seq(key, limit_keys[i].name))
+			return "limits";
+	for (i = 0; i < NKEYS(worker_keys); i++)
+		if (seq(key, worker_keys[i].name))
+			return "workers";
+	return NULL;
+}
+
+static void
+load_root(struct ld *ld, const struct ynode *root)
+{
+	const struct ynode *vals[NKEYS(top_keys)], *keys[NKEYS(top_keys)];
+	struct sgw_policy *p = ld->p;
+	char sb[SHOW_MAX + 8];
+	unsigned int en;
+	uint64_t x64;
+
+	if (is_null(root)) {
+		ERR(ld, root, "empty policy: expected a mapping with at least 'version', "
+		    "'role' and 'ports'");
+		return;
+	}
+	if (root->kind != YN_MAP) {
+		ERR(ld, root, "a policy must be a mapping of keys such as 'version' and "
+		    "'role' (got %s)", show(root, sb, sizeof(sb)));
+		return;
+	}
+	map_fields(ld, root, "the policy (top level)", top_keys, NKEYS(top_keys), vals, keys,
+		   true);
+	check_required(ld, root, "the policy (top level)", NULL, top_keys, NKEYS(top_keys),
+		       vals);
+
+	if (vals[TK_VERSION] && want_scalar(ld, vals[TK_VERSION], "version", "1") &&
+	    (parse_uint(vals[TK_VERSION]->u.s, vals[TK_VERSION]->n, &x64) != 0 || x64 != 1))
+		ERR(ld, vals[TK_VERSION], "unsupported policy version %.*s: this satgw reads "
+		    "version 1", SHOW_MAX, vals[TK_VERSION]->u.s);
+	if (vals[TK_ROLE] && get_enum(ld, vals[TK_ROLE], "role", role_names, 3, &en)) {
+		p->role = (enum sgw_role)en;
+		if (p->role == SGW_ROLE_EMULATOR)
+			ERR(ld, vals[TK_ROLE], "role 'emulator' is not built yet in this "
+			    "version of satgw");
+	}
+	load_ports(ld, vals[TK_PORTS]);
+	load_next_hops(ld, vals[TK_NEXT_HOPS]);
+	load_terminals(ld, vals[TK_TERMINALS]);
+	load_rules(ld, vals[TK_RULES]);
+	load_limits(ld, vals[TK_LIMITS]);
+	load_workers(ld, vals[TK_WORKERS]);
+	load_protocols(ld, vals[TK_PROTOCOLS]);
+	if (vals[TK_MALFORMED] &&
+	    get_enum(ld, vals[TK_MALFORMED], "malformed", malformed_names, 2, &en))
+		p->malformed = (enum sgw_malformed_policy)en;
+	if (vals[TK_DEFAULT_ACTION] &&
+	    get_enum(ld, vals[TK_DEFAULT_ACTION], "default_action", default_action_names, 2,
+		     &en))
+		p->default_action = en == 0 ? SGW_ACT_FORWARD : SGW_ACT_DROP;
+}
+
+/* ------------------------------------------------------ YAML -> tree */
+
+struct frame {
+	struct ynode *node;
+	struct ynode **kids;
+	size_t n, cap;
+};
+
+static struct ynode *
+new_node(struct ld *ld, const yaml_event_t *ev, uint8_t kind)
+{
+	struct ynode *v = arena_alloc(&ld->arena, sizeof(*v));
+
+	if (v == NULL) {
+		oom(ld);
+		return NULL;
+	}
+	memset(v, 0, sizeof(*v));
+	v->kind = kind;
+	v->line = (uint32_t)ev->start_mark.line + 1;
+	v->col = (uint32_t)ev->start_mark.column + 1;
+	return v;
+}
+
+static bool
+frame_push_kid(struct ld *ld, struct frame *f, struct ynode *kid)
+{
+	if (f->n == f->cap) {
+		size_t nc = f->cap ? f->cap * 2 : 8;
+		struct ynode **nk = realloc(f->kids, nc * sizeof(*nk));
+
+		if (nk == NULL) {
+			oom(ld);
+			return false;
+		}
+		f->kids = nk;
+		f->cap = nc;
+	}
+	f->kids[f->n++] = kid;
+	return true;
+}
+
+/* A libyaml error as "YAML syntax error: ..." at its problem mark. */
+static void
+syntax_error(struct ld *ld, const yaml_parser_t *yp)
+{
+	uint32_t line = (uint32_t)yp->problem_mark.line + 1;
+	uint32_t col = (uint32_t)yp->problem_mark.column + 1;
+	size_t at = yp->problem_mark.index;
+	const char *hint = "";
+
+	if (yp->error == YAML_MEMORY_ERROR) {
+		oom(ld);
+		return;
+	}
+	if (yp->error == YAML_READER_ERROR) {
+		/* Reader errors (bad UTF-8, NUL) carry a byte offset, not a mark. */
+		size_t i;
+
+		at = yp->problem_offset;
+		line = 1;
+		col = 1;
+		for (i = 0; i < at && i < ld->len; i++) {
+			if (ld->buf[i] == '\n') {
+				line++;
+				col = 1;
+			} else {
+				col++;
+			}
+		}
+		err_at(ld, line, col, "cannot read the file as UTF-8 text: %s", yp->problem);
+		return;
+	}
+	/* Byte index equals character index for ASCII, which covers these hints. */
+	if (at < ld->len && ld->buf[at] == '\t')
+		hint = ": YAML indents with spaces, not tabs";
+	else if (at + 1 < ld->len && ld->buf[at] == ':' && ld->buf[at + 1] == ':')
+		hint = ": quote values that start with ':' (\"::1/128\")";
+	err_at(ld, line, col, "YAML syntax error: %s%s%s%s%s", yp->problem ? yp->problem : "?",
+	       yp->context ? " (" : "", yp->context ? yp->context : "", yp->context ? ")" : "",
+	       hint);
+}
+
+/*
+ * Events to a tree. Returns the document's root, or NULL (errors reported)
+ * for a syntax error, an empty stream, or running out of memory.
+ */
+static struct ynode *
+build_tree(struct ld *ld)
+{
+	struct frame *stack = NULL;
+	size_t depth = 0, i;
+	struct ynode *root = NULL;
+	unsigned int docs = 0;
+	yaml_parser_t yp;
+	bool done = false, failed = false;
+
+	stack = calloc(MAX_DEPTH + 1, sizeof(*stack));
+	if (stack == NULL || !yaml_parser_initialize(&yp)) {
+		free(stack);
+		oom(ld);
+		return NULL;
+	}
+	yaml_parser_set_input_string(&yp, (const unsigned char *)ld->buf, ld->len);
+	while (!done && !failed) {
+		yaml_event_t ev;
+		struct ynode *v = NULL;
+		const yaml_char_t *anchor = NULL;
+
+		if (!yaml_parser_parse(&yp, &ev)) {
+			syntax_error(ld, &yp);
+			failed = true;
+			break;
+		}
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+			done = true;
+			break;
+		case YAML_DOCUMENT_START_EVENT:
+			if (++docs > 1) {
+				err_at(ld, (uint32_t)ev.start_mark.line + 1,
+				       (uint32_t)ev.start_mark.column + 1,
+				       "a policy file holds one YAML document; this is a second");
+				failed = true;
+			}
+			break;
+		case YAML_SCALAR_EVENT: {
+			char *s;
+
+			anchor = ev.data.scalar.anchor;
+			v = new_node(ld, &ev, YN_SCALAR);
+			s = v ? arena_alloc(&ld->arena, ev.data.scalar.length + 1) : NULL;
+			if (s == NULL) {
+				oom(ld);
+				failed = true;
+				break;
+			}
+			memcpy(s, ev.data.scalar.value, ev.data.scalar.length);
+			s[ev.data.scalar.length] = '\0';
+			v->u.s = s;
+			v->n = (uint32_t)ev.data.scalar.length;
+			v->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+			/* An embedded NUL ("\0") would cut the string short: refuse it. */
+			if (strlen(s) != ev.data.scalar.length) {
+				err_at(ld, v->line, v->col, "NUL character in a value");
+				v->kind = YN_BAD;
+			}
+			break;
+		}
+		case YAML_ALIAS_EVENT:
+			v = new_node(ld, &ev, YN_BAD);
+			if (v != NULL)
+				err_at(ld, v->line, v->col, "YAML aliases (*%s) are not "
+				       "supported: write the value out",
+				       (const char *)ev.data.alias.anchor);
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			anchor = ev.type == YAML_SEQUENCE_START_EVENT ?
+				ev.data.sequence_start.anchor : ev.data.mapping_start.anchor;
+			v = new_node(ld, &ev, ev.type == YAML_SEQUENCE_START_EVENT ?
+				     YN_SEQ : YN_MAP);
+			if (v == NULL)
+				break;
+			if (depth == MAX_DEPTH) {
+				err_at(ld, v->line, v->col, "nesting deeper than %d levels",
+				       MAX_DEPTH);
+				failed = true;
+				break;
+			}
+			stack[depth].node = v;
+			stack[depth].n = 0;
+			depth++;
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT: {
+			struct frame *f = &stack[--depth];
+
+			v = f->node;
+			v->n = (uint32_t)(v->kind == YN_MAP ? f->n / 2 : f->n);
+			v->u.kids = arena_alloc(&ld->arena,
+						(f->n ? f->n : 1) * sizeof(*v->u.kids));
+			if (v->u.kids == NULL) {
+				oom(ld);
+				break;
+			}
+			if (f->n)
+				memcpy(v->u.kids, f->kids, f->n * sizeof(*v->u.kids));
+			break;
+		}
+		default:
+			break;
+		}
+		if (anchor != NULL && v != NULL)
+			err_at(ld, v->line, v->col, "YAML anchors (&%s) are not supported: "
+			       "write the value out", (const char *)anchor);
+		/* Attach a finished node to its parent (starts attach at their end). */
+		if (v != NULL && !ld->oom && ev.type != YAML_SEQUENCE_START_EVENT &&
+		    ev.type != YAML_MAPPING_START_EVENT) {
+			struct frame *f = depth ? &stack[depth - 1] : NULL;
+
+			/*
+			 * "key:" with nothing after it: libyaml marks the empty value
+			 * past the colon; "'key' needs a value" reads better at the key.
+			 */
+			if (f != NULL && f->node->kind == YN_MAP && f->n % 2 == 1 &&
+			    is_null(v) && v->n == 0) {
+				v->line = f->kids[f->n - 1]->line;
+				v->col = f->kids[f->n - 1]->col;
+			}
+			if (f == NULL)
+				root = v;
+			else if (!frame_push_kid(ld, f, v))
+				failed = true;
+		}
+		if (ld->oom)
+			failed = true;
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&yp);
+	for (i = 0; i <= MAX_DEPTH; i++)
+		free(stack[i].kids);
+	free(stack);
+	if (failed)
+		return NULL;
+	if (root == NULL)
+		err_at(ld, 1, 1, "empty policy: expected a mapping with at least 'version', "
+		       "'role' and 'ports'");
+	return root;
+}
+
+/* ------------------------------------------------------------ entry points */
+
+static int
+errpos_cmp(const void *a, const void *b)
+{
+	const struct sgw_cfg_error *x = a, *y = b;
+
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	if (x->col != y->col)
+		return x->col < y->col ? -1 : 1;
+	return 0;
+}
+
+/* Stable insertion sort by position: qsort is not stable, and n <= 64. */
+static void
+sort_errors(struct sgw_cfg_errors *errs)
+{
+	uint32_t i, j;
+
+	for (i = 1; i < errs->n; i++) {
+		struct sgw_cfg_error tmp = errs->e[i];
+
+		for (j = i; j > 0 && errpos_cmp(&errs->e[j - 1], &tmp) > 0; j--)
+			errs->e[j] = errs->e[j - 1];
+		errs->e[j] = tmp;
+	}
+}
+
+int
+sgw_policy_load_buffer(const char *name, const char *buf, size_t len,
+		       struct sgw_policy *out, struct sgw_cfg_errors *errs)
+{
+	struct sgw_cfg_errors local;
+	struct ld ld;
+	struct ynode *root;
+
+	if (errs == NULL)
+		errs = &local;
+	errs->n = 0;
+	errs->dropped = 0;
+	sgw_policy_init_defaults(out);
+	memset(&ld, 0, sizeof(ld));
+	ld.file = name ? name : "<policy>";
+	ld.buf = buf;
+	ld.len = len;
+	ld.errs = errs;
+	ld.p = out;
+
+	if (len > SGW_CFG_MAX_BYTES) {
+		err_at(&ld, 0, 0, "file is too large (%zu bytes; the limit is %u MiB)", len,
+		       SGW_CFG_MAX_BYTES >> 20);
+		return -1;
+	}
+	root = build_tree(&ld);
+	if (root != NULL)
+		load_root(&ld, root);
+	free(ld.ports.e);
+	free(ld.nhops.e);
+	free(ld.terms.e);
+	arena_free(&ld.arena);
+	if (errs->n == 0 && errs->dropped == 0)
+		return 0;
+	sort_errors(errs);
+	sgw_policy_free(out);
+	sgw_policy_init_defaults(out);
+	return -1;
+}
+
+int
+sgw_policy_load_file(const char *path, struct sgw_policy *out, struct sgw_cfg_errors *errs)
+{
+	struct sgw_cfg_errors local;
+	struct sgw_cfg_error *e;
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+	FILE *f;
+	int rc, saved;
+
+	if (errs == NULL)
+		errs = &local;
+	errs->n = 0;
+	errs->dropped = 0;
+	sgw_policy_init_defaults(out);
+	e = &errs->e[0];
+	f = fopen(path, "rb");
+	if (f == NULL) {
+		saved = errno;
+		errs->n = 1;
+		snprintf(e->file, sizeof(e->file), "%s", path);
+		e->line = 0;
+		e->col = 0;
+		snprintf(e->msg, sizeof(e->msg), "cannot open: %s", strerror(saved));
+		return -1;
+	}
+	/* Read at most one byte past the limit: enough to know it is too large. */
+	for (;;) {
+		size_t got;
+
+		if (len == cap) {
+			size_t nc = cap ? cap * 2 : 65536;
+			char *nb;
+
+			if (nc > SGW_CFG_MAX_BYTES + 1)
+				nc = SGW_CFG_MAX_BYTES + 1;
+			if (nc == cap)
+				break;
+			nb = realloc(buf, nc);
+			if (nb == NULL) {
+				saved = ENOMEM;
+				goto read_error;
+			}
+			buf = nb;
+			cap = nc;
+		}
+		errno = 0;
+		got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (got == 0) {
+			if (ferror(f)) {
+				saved = errno ? errno : EIO;
+				goto read_error;
+			}
+			break;
+		}
+	}
+	fclose(f);
+	if (len > SGW_CFG_MAX_BYTES) {
+		free(buf);
+		errs->n = 1;
+		snprintf(e->file, sizeof(e->file), "%s", path);
+		e->line = 0;
+		e->col = 0;
+		snprintf(e->msg, sizeof(e->msg), "file is too large (more than %u MiB)",
+			 SGW_CFG_MAX_BYTES >> 20);
+		return -1;
+	}
+	rc = sgw_policy_load_buffer(path, buf ? buf : "", len, out, errs);
+	free(buf);
+	return rc;
+
+read_error:
+	fclose(f);
+	free(buf);
+	errs->n = 1;
+	snprintf(e->file, sizeof(e->file), "%s", path);
+	e->line = 0;
+	e->col = 0;
+	snprintf(e->msg, sizeof(e->msg), "cannot read: %s", strerror(saved));
+	return -1;
+}
+
+int
+sgw_cfg_error_format(const struct sgw_cfg_error *e, char *buf, size_t len)
+{
+	return snprintf(buf, len, "%s:%" PRIu32 ":%" PRIu32 ": %s", e->file, e->line, e->col,
+			e->msg);
+}
+
+void
+sgw_cfg_errors_print(FILE *f, const struct sgw_cfg_errors *errs)
+{
+	char line[sizeof(errs->e[0].file) + sizeof(errs->e[0].msg) + 32];
+	uint32_t i;
+
+	for (i = 0; i < errs->n && i < SGW_CFG_MAX_ERRORS; i++) {
+		sgw_cfg_error_format(&errs->e[i], line, sizeof(line));
+		fprintf(f, "%s\n", line);
+	}
+	if (errs->dropped)
+		fprintf(f, "... and %" PRIu32 " more error%s\n", errs->dropped,
+			errs->dropped == 1 ? "" : "s");
+}
+
+/* ------------------------------------------------------------------ dump */
+
+/* Names are [A-Za-z0-9_.-]: plain unless they start with what YAML reads as syntax. */
+static void
+put_name(FILE *f, const char *s)
+{
+	bool plain = (s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z') ||
+		(s[0] >= '0' && s[0] <= '9') || s[0] == '_';
+
+	fprintf(f, plain ? "%s" : "\"%s\"", s);
+}
+
+static void
+put_quoted(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static void
+put_prefixes(FILE *f, const struct sgw_prefix *p, unsigned int n)
+{
+	char buf[SGW_PREFIX_STRLEN];
+	unsigned int i;
+
+	fputc('[', f);
+	for (i = 0; i < n; i++) {
+		if (sgw_prefix_format(&p[i], buf, sizeof(buf)) < 0)
+			snprintf(buf, sizeof(buf), "?");
+		fprintf(f, "%s\"%s\"", i ? ", " : "", buf);
+	}
+	fputs("]\n", f);
+}
+
+static void
+put_ranges16(FILE *f, const char *key, const struct sgw_range16 *r, unsigned int n)
+{
+	unsigned int i;
+
+	fprintf(f, "      %s: [", key);
+	for (i = 0; i < n; i++) {
+		if (r[i].lo == r[i].hi)
+			fprintf(f, "%s%u", i ? ", " : "", r[i].lo);
+		else
+			fprintf(f, "%s\"%u-%u\"", i ? ", " : "", r[i].lo, r[i].hi);
+	}
+	fputs("]\n", f);
+}
+
+static void
+put_match(FILE *f, const struct sgw_policy *p, const struct sgw_rule *r)
+{
+	unsigned int i, k, n;
+
+	if (r->in_port < 0 && r->terminal < 0 && !r->n_src && !r->n_dst && !r->n_proto &&
+	    !r->n_sport && !r->n_dport && !r->n_spi && !r->dscp_mask)
+		return;
+	fputs("    match:\n", f);
+	if (r->in_port >= 0 && r->in_port < p->n_ports) {
+		fputs("      in_port: ", f);
+		put_name(f, p->ports[r->in_port].name);
+		fputc('\n', f);
+	}
+	if (r->terminal >= 0 && (uint32_t)r->terminal < p->n_terminals) {
+		fputs("      terminal: ", f);
+		put_name(f, p->terminals[r->terminal].name);
+		fputc('\n', f);
+	}
+	if (r->n_src) {
+		fputs("      src: ", f);
+		put_prefixes(f, r->src, r->n_src);
+	}
+	if (r->n_dst) {
+		fputs("      dst: ", f);
+		put_prefixes(f, r->dst, r->n_dst);
+	}
+	if (r->n_proto) {
+		fputs("      proto: [", f);
+		for (i = 0; i < r->n_proto; i++) {
+			const char *nm = NULL;
+
+			for (k = 0; k < N_PROTO_NAMES; k++)
+				if (proto_names[k].num == r->proto[i])
+					nm = proto_names[k].name;
+			if (nm != NULL)
+				fprintf(f, "%s%s", i ? ", " : "", nm);
+			else
+				fprintf(f, "%s%u", i ? ", " : "", r->proto[i]);
+		}
+		fputs("]\n", f);
+	}
+	if (r->n_sport)
+		put_ranges16(f, "src_ports", r->sport, r->n_sport);
+	if (r->n_dport)
+		put_ranges16(f, "dst_ports", r->dport, r->n_dport);
+	if (r->dscp_mask) {
+		/* The mask back as the shortest list of values and runs. */
+		fputs("      dscp: [", f);
+		for (i = 0, n = 0; i < 64; i++) {
+			if (!(r->dscp_mask >> i & 1))
+				continue;
+			for (k = i; k + 1 < 64 && (r->dscp_mask >> (k + 1) & 1); k++)
+				;
+			if (k == i)
+				fprintf(f, "%s%u", n++ ? ", " : "", i);
+			else
+				fprintf(f, "%s\"%u-%u\"", n++ ? ", " : "", i, k);
+			i = k;
+		}
+		fputs("]\n", f);
+	}
+	if (r->n_spi) {
+		fputs("      esp_spi: [", f);
+		for (i = 0; i < r->n_spi; i++) {
+			if (r->spi[i].lo == r->spi[i].hi)
+				fprintf(f, "%s0x%" PRIx32, i ? ", " : "", r->spi[i].lo);
+			else
+				fprintf(f, "%s\"0x%" PRIx32 "-0x%" PRIx32 "\"", i ? ", " : "",
+					r->spi[i].lo, r->spi[i].hi);
+		}
+		fputs("]\n", f);
+	}
+}
+
+int
+sgw_policy_dump_yaml(const struct sgw_policy *p, FILE *f)
+{
+	uint32_t i;
+
+	fputs("# satgw policy, canonical form\n", f);
+	fputs("version: 1\n", f);
+	fprintf(f, "role: %s\n", sgw_role_name(p->role));
+
+	fputs("ports:\n", f);
+	for (i = 0; i < p->n_ports; i++) {
+		const struct sgw_port_conf *pc = &p->ports[i];
+
+		fputs("  - name: ", f);
+		put_name(f, pc->name);
+		fputs("\n    device: ", f);
+		put_quoted(f, pc->device);
+		fprintf(f, "\n    role: %s\n", sgw_port_role_name(pc->role));
+		if (pc->peer >= 0 && pc->peer < p->n_ports) {
+			fputs("    peer: ", f);
+			put_name(f, p->ports[pc->peer].name);
+			fputc('\n', f);
+		}
+		fprintf(f, "    rx_desc: %u\n    tx_desc: %u\n    mtu: %u\n    promiscuous: %s\n",
+			pc->rx_desc, pc->tx_desc, pc->mtu, pc->promiscuous ? "true" : "false");
+	}
+
+	fputs(p->n_next_hops ? "next_hops:\n" : "next_hops: []\n", f);
+	for (i = 0; i < p->n_next_hops; i++) {
+		const struct sgw_next_hop *nh = &p->next_hops[i];
+
+		fputs("  - name: ", f);
+		put_name(f, nh->name);
+		fputs("\n    port: ", f);
+		put_name(f, nh->port >= 0 && nh->port < p->n_ports ?
+			 p->ports[nh->port].name : "?");
+		fprintf(f, "\n    mac: \"%02x:%02x:%02x:%02x:%02x:%02x\"\n", nh->mac[0],
+			nh->mac[1], nh->mac[2], nh->mac[3], nh->mac[4], nh->mac[5]);
+	}
+
+	fputs(p->n_terminals ? "terminals:\n" : "terminals: []\n", f);
+	for (i = 0; i < p->n_terminals; i++) {
+		const struct sgw_terminal *t = &p->terminals[i];
+
+		fputs("  - name: ", f);
+		put_name(f, t->name);
+		fprintf(f, "\n    id: %" PRIu32 "\n    prefixes: ", t->id);
+		put_prefixes(f, t->prefixes, t->n_prefixes);
+	}
+
+	fputs(p->n_rules ? "rules:\n" : "rules: []\n", f);
+	for (i = 0; i < p->n_rules; i++) {
+		const struct sgw_rule *r = &p->rules[i];
+
+		fputs("  - name: ", f);
+		put_name(f, r->name);
+		fputc('\n', f);
+		put_match(f, p, r);
+		fprintf(f, "    action: %s\n", sgw_action_name(r->action));
+		if (r->next_hop >= 0 && r->next_hop < p->n_next_hops) {
+			fputs("    next_hop: ", f);
+			put_name(f, p->next_hops[r->next_hop].name);
+			fputc('\n', f);
+		}
+	}
+
+	fprintf(f, "limits:\n  flows_per_core: %" PRIu32 "\n  mbufs: %" PRIu32
+		"\n  mbuf_cache: %" PRIu32 "\n  ring_size: %" PRIu32 "\n  flow_idle_ms: %"
+		PRIu32 "\n  timers_per_core: %" PRIu32 "\n",
+		p->limits.flows_per_core, p->limits.mbufs, p->limits.mbuf_cache,
+		p->limits.ring_size, p->limits.flow_idle_ms, p->limits.timers_per_core);
+	fprintf(f, "workers:\n  idle_backoff_us: %" PRIu32 "\n  idle_sleep_us: %" PRIu32
+		"\n  burst: %u\n  tx_drain_us: %u\n  timer_tick_us: %" PRIu32 "\n",
+		p->workers.idle_backoff_us, p->workers.idle_sleep_us, p->workers.burst,
+		p->workers.tx_drain_us, p->workers.timer_tick_us);
+	fprintf(f, "protocols:\n  lift: %u\n  xcp: %u\n", p->lift_proto, p->xcp_proto);
+	fprintf(f, "malformed: %s\n", p->malformed == SGW_MALFORMED_FORWARD ? "forward" : "drop");
+	fprintf(f, "default_action: %s\n", sgw_action_name(p->default_action));
+	return ferror(f) ? -1 : 0;
+}

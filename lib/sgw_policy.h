@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The policy model: what the YAML file says, after validation, as plain C.
+ * control/ builds one from YAML; the dataplane reads it through an immutable
+ * snapshot. Rule matching (first match wins) lives here too, so it is
+ * unit-testable without DPDK.
+ */
+#ifndef SGW_POLICY_H
+#define SGW_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SGW_NAME_MAX          32
+#define SGW_DEVICE_MAX        128
+#define SGW_MAX_PORTS         8
+#define SGW_MAX_NEXT_HOPS     64
+#define SGW_MAX_TERMINALS     65536
+#define SGW_MAX_RULES         4096
+#define SGW_TERM_PREFIX_MAX   16   /* prefixes per terminal */
+#define SGW_RULE_PREFIX_MAX   16   /* prefixes per rule side */
+#define SGW_RULE_RANGE_MAX    8    /* port / SPI ranges per rule */
+#define SGW_RULE_PROTO_MAX    8
+
+enum sgw_role {
+	SGW_ROLE_HUB = 0,
+	SGW_ROLE_TERMINAL,
+	SGW_ROLE_EMULATOR,
+};
+
+enum sgw_port_role {
+	SGW_PORT_TERRESTRIAL = 0,
+	SGW_PORT_SATELLITE,
+	SGW_PORT_LAN,
+};
+
+/* Every name the policy accepts; only those with built == true run today. */
+enum sgw_action {
+	SGW_ACT_FORWARD = 0,
+	SGW_ACT_DROP,
+	SGW_ACT_COUNT,    /* count, then forward like FORWARD */
+	SGW_ACT_SPLIT,
+	SGW_ACT_LIFT,
+	SGW_ACT_XCP,
+	SGW_ACT__COUNT
+};
+
+struct sgw_prefix {
+	uint8_t family;   /* 4 or 6 */
+	uint8_t len;      /* prefix length in bits */
+	uint8_t addr[16]; /* network order, host bits zero; IPv4 in addr[0..3] */
+};
+
+struct sgw_range16 {
+	uint16_t lo, hi;  /* inclusive */
+};
+
+struct sgw_range32 {
+	uint32_t lo, hi;  /* inclusive */
+};
+
+struct sgw_port_conf {
+	char name[SGW_NAME_MAX];
+	char device[SGW_DEVICE_MAX]; /* DPDK device name: net_af_packet0, 0000:3b:00.0, ... */
+	enum sgw_port_role role;
+	int16_t peer;       /* index of the port transparent forwarding goes to, -1 none */
+	uint16_t rx_desc;   /* default 1024 */
+	uint16_t tx_desc;   /* default 1024 */
+	uint16_t mtu;       /* 0 = leave the device's */
+	bool promiscuous;   /* default true */
+};
+
+struct sgw_next_hop {
+	char name[SGW_NAME_MAX];
+	int16_t port;       /* index into ports */
+	uint8_t mac[6];     /* destination MAC written on forward */
+};
+
+struct sgw_terminal {
+	char name[SGW_NAME_MAX];
+	uint32_t id;        /* operator's terminal id, unique */
+	uint16_t n_prefixes;
+	struct sgw_prefix prefixes[SGW_TERM_PREFIX_MAX];
+};
+
+struct sgw_rule {
+	char name[SGW_NAME_MAX];
+	/* Match; an empty list (n_* == 0) or -1 means "any". */
+	int16_t in_port;
+	int32_t terminal;   /* index into terminals */
+	uint8_t n_src, n_dst, n_proto, n_sport, n_dport, n_spi;
+	struct sgw_prefix src[SGW_RULE_PREFIX_MAX];
+	struct sgw_prefix dst[SGW_RULE_PREFIX_MAX];
+	uint8_t proto[SGW_RULE_PROTO_MAX];
+	struct sgw_range16 sport[SGW_RULE_RANGE_MAX];
+	struct sgw_range16 dport[SGW_RULE_RANGE_MAX];
+	struct sgw_range32 spi[SGW_RULE_RANGE_MAX];
+	uint64_t dscp_mask; /* bit d set: DSCP d matches; 0 = any */
+	/* Action */
+	enum sgw_action action;
+	int16_t next_hop;   /* index into next_hops; -1 = the input port's peer, no MAC rewrite */
+};
+
+enum sgw_malformed_policy {
+	SGW_MALFORMED_DROP = 0,     /* default */
+	SGW_MALFORMED_FORWARD,      /* forward untouched to the peer port */
+};
+
+struct sgw_limits {
+	uint32_t flows_per_core;    /* default 65536 */
+	uint32_t mbufs;             /* mbufs in the pool, default 16383 */
+	uint32_t mbuf_cache;        /* per-lcore mempool cache, default 256 */
+	uint32_t ring_size;         /* worker hand-off rings, power of two, default 4096 */
+	uint32_t flow_idle_ms;      /* idle flow expiry, default 120000 */
+	uint32_t timers_per_core;   /* timer wheel capacity, default flows_per_core */
+};
+
+struct sgw_workers_conf {
+	uint32_t idle_backoff_us;   /* sleep after this many idle us; 0 = pure busy poll */
+	uint32_t idle_sleep_us;     /* sleep length when idle, default 50 */
+	uint16_t burst;             /* RX burst, default 32, <= SGW_BURST_MAX */
+	uint16_t tx_drain_us;       /* TX buffer drain deadline, default 100 */
+	uint32_t timer_tick_us;     /* timer wheel tick, default 100 */
+};
+
+struct sgw_policy {
+	enum sgw_role role;
+	uint8_t lift_proto;         /* default 253 */
+	uint8_t xcp_proto;          /* default 254 */
+	enum sgw_malformed_policy malformed;
+	enum sgw_action default_action;  /* for unmatched packets: forward (default) or drop */
+
+	uint16_t n_ports;
+	struct sgw_port_conf ports[SGW_MAX_PORTS];
+	uint16_t n_next_hops;
+	struct sgw_next_hop next_hops[SGW_MAX_NEXT_HOPS];
+
+	uint32_t n_terminals;
+	struct sgw_terminal *terminals;  /* heap array owned by the policy */
+	uint32_t n_rules;
+	struct sgw_rule *rules;          /* heap array owned by the policy */
+
+	struct sgw_limits limits;
+	struct sgw_workers_conf workers;
+};
+
+/* What a rule matches on, extracted from one packet. Host order scalars. */
+struct sgw_match_key {
+	int16_t in_port;
+	int32_t terminal;   /* -1 if the packet belongs to no terminal */
+	uint8_t family;     /* 4, 6, or 0 (not IP: only rules with no L3 match apply) */
+	uint8_t proto;
+	uint8_t dscp;
+	uint8_t has_ports;  /* TCP/UDP/ESP-in-UDP */
+	uint8_t has_spi;
+	uint16_t sport, dport;
+	uint32_t spi;
+	const uint8_t *src; /* 16 bytes, IPv4 in [0..3] */
+	const uint8_t *dst;
+};
+
+void sgw_policy_init_defaults(struct sgw_policy *p);
+void sgw_policy_free(struct sgw_policy *p);   /* frees terminals and rules */
+
+/* True when the action has a dataplane implementation today. */
+bool sgw_action_built(enum sgw_action a);
+const char *sgw_action_name(enum sgw_action a);
+const char *sgw_role_name(enum sgw_role r);
+const char *sgw_port_role_name(enum sgw_port_role r);
+
+/* Does addr (family 4/6) fall in prefix? */
+bool sgw_prefix_contains(const struct sgw_prefix *p, uint8_t family, const uint8_t *addr);
+/* Do two prefixes of the same family overlap? */
+bool sgw_prefix_overlap(const struct sgw_prefix *a, const struct sgw_prefix *b);
+/*
+ * Parse "a.b.c.d/n" or "x::y/n" (len = strlen); 0 on success, -1 on error.
+ * -2: well formed but host bits are set; *out then holds the prefix with the
+ * host bits cleared, so a caller can say "did you mean ...?".
+ * The length is mandatory; IPv4 octets and lengths take no leading zeros;
+ * IPv6 takes every RFC 4291 text form (::, embedded IPv4), no zone id.
+ */
+int sgw_prefix_parse(const char *s, size_t len, struct sgw_prefix *out);
+/* Same, and *why (if not NULL) gets a static reason on error. */
+int sgw_prefix_parse_ex(const char *s, size_t len, struct sgw_prefix *out,
+			const char **why);
+/* Longest text sgw_prefix_format writes, NUL included. */
+#define SGW_PREFIX_STRLEN 44
+/*
+ * "10.0.0.0/8", "2001:db8::/32" (RFC 5952 canonical). Returns the length
+ * written (without the NUL), or -1 if buf is too small or p is not valid.
+ */
+int sgw_prefix_format(const struct sgw_prefix *p, char *buf, size_t len);
+
+/* Zero a rule and set its "any" markers (in_port, terminal, next_hop = -1). */
+void sgw_rule_init(struct sgw_rule *r);
+
+/*
+ * All criteria present in r must match k (any-of within a list). Port ranges
+ * match only keys with has_ports, SPI ranges only keys with has_spi; a rule
+ * with any L3 criterion (src, dst, proto, ports, spi, dscp) never matches a
+ * non-IP key (family 0). Prefixes match only addresses of their family.
+ */
+bool sgw_rule_matches(const struct sgw_rule *r, const struct sgw_match_key *k);
+/* Index of the first matching rule, or -1. */
+int32_t sgw_rules_lookup(const struct sgw_policy *p, const struct sgw_match_key *k);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SGW_POLICY_H */
