@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The control thread (see control.h). Parsing and validation run here, off
+ * the fast path; a valid policy becomes a new snapshot, swapped in under RCU;
+ * an invalid one is rejected and the running policy stays.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_lcore.h>
+
+#include "control.h"
+
+int
+sgw_policy_restart_diff(const struct sgw_policy *cur, const struct sgw_policy *next, char *why,
+			size_t len)
+{
+	uint16_t p;
+
+	if (cur->role != next->role) {
+		snprintf(why, len, "role changed (%s -> %s)", sgw_role_name(cur->role),
+			 sgw_role_name(next->role));
+		return 1;
+	}
+	if (cur->n_ports != next->n_ports) {
+		snprintf(why, len, "number of ports changed (%u -> %u)", cur->n_ports,
+			 next->n_ports);
+		return 1;
+	}
+	for (p = 0; p < cur->n_ports; p++) {
+		const struct sgw_port_conf *a = &cur->ports[p], *b = &next->ports[p];
+
+		if (strcmp(a->name, b->name) != 0 || strcmp(a->device, b->device) != 0 ||
+		    a->role != b->role || a->rx_desc != b->rx_desc || a->tx_desc != b->tx_desc ||
+		    a->mtu != b->mtu || a->promiscuous != b->promiscuous) {
+			snprintf(why, len, "port '%s' changed", a->name);
+			return 1;
+		}
+	}
+	if (memcmp(&cur->limits, &next->limits, sizeof(cur->limits)) != 0) {
+		snprintf(why, len, "limits changed");
+		return 1;
+	}
+	if (cur->workers.burst != next->workers.burst ||
+	    cur->workers.timer_tick_us != next->workers.timer_tick_us) {
+		snprintf(why, len, "workers.burst or workers.timer_tick_us changed");
+		return 1;
+	}
+	return 0;
+}
+
+int
+sgw_ctl_reload(struct sgw_ctl *ctl, struct sgw_cfg_errors *errs, char *msg, size_t msglen)
+{
+	struct sgw_policy pol;
+	char why[256];
+	int rc = -1;
+
+	memset(errs, 0, sizeof(*errs));
+	msg[0] = '\0';
+	pthread_mutex_lock(&ctl->lock);
+	if (sgw_policy_load_file(ctl->config_path, &pol, errs) != 0) {
+		snprintf(msg, msglen, "%s: %u error(s), running policy kept", ctl->config_path,
+			 errs->n + errs->dropped);
+		goto out;
+	}
+	if (sgw_policy_restart_diff(&ctl->dp->snap->pol, &pol, why, sizeof(why)) != 0) {
+		snprintf(msg, msglen, "%s: %s: restart satgw to apply; running policy kept",
+			 ctl->config_path, why);
+		sgw_policy_free(&pol);
+		goto out;
+	}
+	if (sgw_dp_publish(ctl->dp, &pol, why, sizeof(why)) != 0) {
+		snprintf(msg, msglen, "%s: %s; running policy kept", ctl->config_path, why);
+		sgw_policy_free(&pol);
+		goto out;
+	}
+	snprintf(msg, msglen, "%s: policy generation %" PRIu64 " active", ctl->config_path,
+		 ctl->dp->snap->gen);
+	rc = 0;
+out:
+	if (rc == 0) {
+		ctl->reloads_ok++;
+	} else {
+		ctl->reloads_failed++;
+		snprintf(ctl->last_error, sizeof(ctl->last_error), "%s", msg);
+	}
+	pthread_mutex_unlock(&ctl->lock);
+	return rc;
+}
+
+double
+sgw_ctl_elapsed(const struct sgw_ctl *ctl)
+{
+	return (double)(rte_rdtsc() - ctl->start_tsc) / (double)rte_get_tsc_hz();
+}
+
+static void
+log_reload(struct sgw_ctl *ctl)
+{
+	struct sgw_cfg_errors errs;
+	char msg[512], line[600];
+	uint32_t i;
+
+	if (sgw_ctl_reload(ctl, &errs, msg, sizeof(msg)) == 0) {
+		SGW_CLOG(NOTICE, "reload: %s", msg);
+		return;
+	}
+	SGW_CLOG(ERR, "reload rejected: %s", msg);
+	for (i = 0; i < errs.n; i++) {
+		sgw_cfg_error_format(&errs.e[i], line, sizeof(line));
+		SGW_CLOG(ERR, "%s", line);
+	}
+}
+
+static void
+periodic_stats(struct sgw_ctl *ctl, struct sgw_counters *prev, double dt)
+{
+	struct sgw_counters c;
+	uint64_t rx = 0, tx = 0, prx = 0, ptx = 0, drops = 0;
+	uint32_t i;
+
+	sgw_counters_sum(ctl->dp, &c);
+	for (i = 0; i < SGW_MAX_PORTS; i++) {
+		rx += c.rx_pkts[i];
+		tx += c.tx_pkts[i];
+		prx += prev->rx_pkts[i];
+		ptx += prev->tx_pkts[i];
+	}
+	for (i = 0; i < SGW_DROP__COUNT; i++)
+		drops += c.drop[i];
+	SGW_CLOG(INFO, "rx %.0f pps, tx %.0f pps, flows %u, drops %" PRIu64 ", gen %" PRIu64,
+		 (double)(rx - prx) / dt, (double)(tx - ptx) / dt, sgw_flows_active(ctl->dp),
+		 drops, c.snapshot_gen);
+	*prev = c;
+}
+
+static void *
+ctl_main(void *arg)
+{
+	struct sgw_ctl *ctl = arg;
+	struct sgw_counters prev;
+	double last_stats = 0;
+
+	memset(&prev, 0, sizeof(prev));
+	while (!ctl->stop) {
+		double t = sgw_ctl_elapsed(ctl);
+
+		if (__atomic_exchange_n(&ctl->reload_req, 0, __ATOMIC_ACQ_REL))
+			log_reload(ctl);
+		if (ctl->duration_s > 0 && t >= ctl->duration_s) {
+			SGW_CLOG(INFO, "run duration %.1f s reached, stopping", ctl->duration_s);
+			__atomic_store_n(&ctl->dp->quit, 1, __ATOMIC_RELAXED);
+		}
+		if (ctl->stats_interval_s > 0 && t - last_stats >= ctl->stats_interval_s) {
+			periodic_stats(ctl, &prev, t - last_stats);
+			last_stats = t;
+		}
+		usleep(10000);
+	}
+	return NULL;
+}
+
+int
+sgw_ctl_start(struct sgw_ctl *ctl)
+{
+	int rc;
+
+	ctl->start_tsc = rte_rdtsc();
+	rc = rte_ctrl_thread_create(&ctl->thread, "satgw-ctl", NULL, ctl_main, ctl);
+	if (rc != 0)
+		SGW_CLOG(ERR, "cannot start the control thread: %s", strerror(rc));
+	return rc;
+}
+
+void
+sgw_ctl_join(struct sgw_ctl *ctl)
+{
+	ctl->stop = 1;
+	pthread_join(ctl->thread, NULL);
+}

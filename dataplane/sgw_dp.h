@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The dataplane's shared types: the application context, the per-lcore
+ * worker, the immutable policy snapshot the workers read under RCU, and the
+ * counters. Everything here is owned by dataplane/ and control/.
+ */
+#ifndef SGW_DP_H
+#define SGW_DP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_common.h>
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include "sgw_flow_key.h"
+#include "sgw_parse.h"
+#include "sgw_policy.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SGW_VERSION        "0.1.0"
+#define SGW_MAX_WORKERS    64
+#define SGW_TXBUF_MAX      64
+#define SGW_TW_BATCH       64   /* timer expiries handled per loop */
+
+extern int sgw_logtype_dp;
+extern int sgw_logtype_ctl;
+#define SGW_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, sgw_logtype_dp, "satgw: " fmt "\n", ##__VA_ARGS__)
+#define SGW_CLOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, sgw_logtype_ctl, "satgw-control: " fmt "\n", ##__VA_ARGS__)
+
+/* Why the dataplane dropped a packet (beyond per-reason malformed counts). */
+enum sgw_drop {
+	SGW_DROP_MALFORMED = 0, /* parse failed and policy says drop */
+	SGW_DROP_RULE,          /* a rule with action drop */
+	SGW_DROP_DEFAULT,       /* no rule matched and default_action is drop */
+	SGW_DROP_NO_ROUTE,      /* forward with no next hop and no peer port */
+	SGW_DROP_HANDOFF_FULL,  /* the owning worker's ring was full */
+	SGW_DROP_TX_FULL,       /* the driver or the TX ring refused it */
+	SGW_DROP__COUNT
+};
+
+struct sgw_rule_ctr {
+	uint64_t pkts;
+	uint64_t bytes;
+};
+
+/* Per-worker counters: one writer (the worker), read by telemetry. */
+struct sgw_counters {
+	uint64_t rx_pkts[SGW_MAX_PORTS];
+	uint64_t rx_bytes[SGW_MAX_PORTS];
+	uint64_t tx_pkts[SGW_MAX_PORTS];
+	uint64_t tx_bytes[SGW_MAX_PORTS];
+	uint64_t cls_pkts[SGW_CLASS__COUNT];
+	uint64_t cls_bytes[SGW_CLASS__COUNT];
+	uint64_t malformed[SGW_PR__COUNT];
+	uint64_t act[SGW_ACT__COUNT];
+	uint64_t drop[SGW_DROP__COUNT];
+	uint64_t unmatched;
+	uint64_t handoff_out;
+	uint64_t handoff_in;
+	uint64_t flows_created;
+	uint64_t flows_expired;
+	uint64_t flows_bypassed;    /* flow table full: forwarded without state */
+	uint64_t flow_hits;
+	uint64_t timers_expired;
+	uint64_t loops;
+	uint64_t idle_sleeps;
+	uint64_t snapshot_gen;      /* generation this worker last ran with */
+} __rte_cache_aligned;
+
+/*
+ * An immutable policy snapshot. Built by control/, published with an atomic
+ * pointer swap, freed after an RCU grace period. Workers never write to it,
+ * except their own row of rule counters.
+ */
+struct sgw_snapshot {
+	uint64_t gen;
+	struct sgw_policy pol;
+	struct sgw_parse_conf parse;
+	struct rte_lpm *lpm4;         /* next hop = terminal index */
+	struct rte_lpm6 *lpm6;
+	uint16_t *term_owner;         /* terminal index -> worker index */
+	uint32_t n_workers;
+	bool rules_dscp;              /* some rule matches on DSCP: no per-flow rule cache */
+	struct sgw_rule_ctr *rule_ctr;  /* [n_workers * pol.n_rules], row per worker */
+	struct sgw_rule_ctr *rule_base; /* [pol.n_rules] totals carried from older snapshots */
+};
+
+struct sgw_txbuf {
+	uint16_t n;
+	struct rte_mbuf *m[SGW_TXBUF_MAX];
+};
+
+struct sgw_rxq {
+	uint16_t port_id;
+	uint16_t queue;
+	uint16_t pidx;                /* policy port index */
+};
+
+struct sgw_flow_table;
+struct sgw_tw;
+struct sgw_dp;
+
+struct sgw_worker {
+	/* read-mostly */
+	struct sgw_dp *dp;
+	uint32_t idx;
+	unsigned int lcore;
+	uint16_t n_rxq;
+	struct sgw_rxq rxq[SGW_MAX_PORTS];
+	int32_t txq[SGW_MAX_PORTS];   /* my TX queue on each policy port, -1: via dp->txring */
+	bool drains_txring[SGW_MAX_PORTS];
+	struct sgw_flow_table *flows;
+	struct sgw_tw *tw;
+	uint64_t ns_base_tsc;
+	double ns_per_tsc;
+
+	/* hot, written every loop */
+	struct sgw_txbuf tx[SGW_MAX_PORTS] __rte_cache_aligned;
+	uint64_t tx_deadline;
+	uint64_t last_busy_tsc;
+	uint64_t now_ns;
+	uint64_t drain_tsc;           /* from the snapshot, cached for use outside the RCU section */
+	uint64_t backoff_tsc;
+	uint32_t sleep_us;
+
+	/* per-burst scratch */
+	struct sgw_pkt_info info[SGW_BURST_MAX] __rte_cache_aligned;
+	struct sgw_burst_classes cls;
+	int32_t term[SGW_BURST_MAX];
+
+	struct sgw_counters c;
+} __rte_cache_aligned;
+
+/* Port bookkeeping fixed at startup: ports are not hot-reloadable. */
+struct sgw_port_state {
+	uint16_t port_id;
+	uint16_t n_rxq;
+	uint16_t n_txq;
+	struct rte_ether_addr mac;
+	bool opened;
+	bool started;
+	char driver[64];
+	struct rte_eth_stats final;   /* device counters at close */
+};
+
+struct sgw_dp {
+	struct sgw_snapshot *snap;    /* swapped with __atomic; read once per loop */
+	struct rte_rcu_qsbr *rcu;
+	struct rte_mempool *pool;
+	uint16_t n_ports;
+	struct sgw_port_state ports[SGW_MAX_PORTS];
+	int16_t pidx_of[RTE_MAX_ETHPORTS];
+	struct rte_ring *txring[SGW_MAX_PORTS];  /* for workers without their own TX queue */
+	uint32_t n_workers;
+	struct sgw_worker *workers[SGW_MAX_WORKERS];
+	struct rte_ring *inring[SGW_MAX_WORKERS]; /* hand-off to the owning worker */
+	uint64_t tsc_hz;
+	bool bare_forward;
+	volatile int quit;
+	uint64_t next_gen;
+	char instance[12];            /* unique suffix for DPDK object names (pid) */
+};
+
+/* dp.c: setup and teardown (mempool, ports, rings, workers) */
+int sgw_dp_init(struct sgw_dp *dp, const struct sgw_policy *pol, uint32_t n_workers,
+		const unsigned int *lcores, bool bare_forward, const char *instance);
+int sgw_dp_publish(struct sgw_dp *dp, struct sgw_policy *pol, char *err, size_t errlen);
+/* Stop and close every port (their RX rings give back mbufs); keeps final device stats. */
+void sgw_dp_close_ports(struct sgw_dp *dp);
+/* Frees everything; returns the number of mbufs still in use (0 when none leaked). */
+unsigned int sgw_dp_fini(struct sgw_dp *dp);
+void sgw_dp_drain(struct sgw_dp *dp);
+
+/* snapshot.c */
+struct sgw_snapshot *sgw_snapshot_build(struct sgw_dp *dp, struct sgw_policy *pol,
+					char *err, size_t errlen);
+void sgw_snapshot_free(struct sgw_snapshot *s);
+
+/* worker.c */
+int sgw_worker_main(void *arg);
+/* One loop iteration: RX, hand-off, stages, timers, TX drain. Returns packets handled. */
+uint32_t sgw_worker_iter(struct sgw_worker *w, uint64_t now_tsc);
+void sgw_worker_flush(struct sgw_worker *w);
+void sgw_worker_drain_txrings(struct sgw_worker *w);
+uint32_t sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s,
+			    struct rte_mbuf **m, uint16_t n, bool may_handoff);
+
+/* stats.c */
+void sgw_counters_sum(const struct sgw_dp *dp, struct sgw_counters *sum);
+int sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s);
+void sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s);
+const char *sgw_drop_name(enum sgw_drop d);
+void sgw_rule_totals(const struct sgw_snapshot *s, uint32_t r, uint64_t *pkts, uint64_t *bytes);
+uint32_t sgw_flows_active(const struct sgw_dp *dp);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SGW_DP_H */

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Counters: sum the per-worker counters and write them as JSON (at exit,
+ * --stats-json) or as a readable summary. Telemetry (control/telemetry.c)
+ * reads the same sums.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_mempool.h>
+
+#include "flow_table.h"
+#include "sgw_dp.h"
+
+static const char *const drop_names[SGW_DROP__COUNT] = {
+	[SGW_DROP_MALFORMED] = "malformed",
+	[SGW_DROP_RULE] = "rule",
+	[SGW_DROP_DEFAULT] = "default_action",
+	[SGW_DROP_NO_ROUTE] = "no_route",
+	[SGW_DROP_HANDOFF_FULL] = "handoff_ring_full",
+	[SGW_DROP_TX_FULL] = "tx_full",
+};
+
+const char *
+sgw_drop_name(enum sgw_drop d)
+{
+	return d < SGW_DROP__COUNT ? drop_names[d] : "unknown";
+}
+
+void
+sgw_counters_sum(const struct sgw_dp *dp, struct sgw_counters *sum)
+{
+	const uint64_t *src;
+	uint64_t *dst;
+	size_t i, n = sizeof(*sum) / sizeof(uint64_t);
+	uint32_t w;
+
+	memset(sum, 0, sizeof(*sum));
+	dst = (uint64_t *)sum;
+	for (w = 0; w < dp->n_workers; w++) {
+		if (dp->workers[w] == NULL)
+			continue;
+		src = (const uint64_t *)&dp->workers[w]->c;
+		for (i = 0; i < n; i++)
+			dst[i] += __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+	}
+	/* A generation is not a sum: report the oldest any worker runs. */
+	sum->snapshot_gen = UINT64_MAX;
+	for (w = 0; w < dp->n_workers; w++)
+		if (dp->workers[w] != NULL && dp->workers[w]->c.snapshot_gen < sum->snapshot_gen)
+			sum->snapshot_gen = dp->workers[w]->c.snapshot_gen;
+	if (sum->snapshot_gen == UINT64_MAX)
+		sum->snapshot_gen = 0;
+}
+
+void
+sgw_rule_totals(const struct sgw_snapshot *s, uint32_t r, uint64_t *pkts, uint64_t *bytes)
+{
+	uint32_t w;
+
+	*pkts = s->rule_base[r].pkts;
+	*bytes = s->rule_base[r].bytes;
+	for (w = 0; w < s->n_workers; w++) {
+		*pkts += __atomic_load_n(&s->rule_ctr[(size_t)w * s->pol.n_rules + r].pkts,
+					 __ATOMIC_RELAXED);
+		*bytes += __atomic_load_n(&s->rule_ctr[(size_t)w * s->pol.n_rules + r].bytes,
+					  __ATOMIC_RELAXED);
+	}
+}
+
+uint32_t
+sgw_flows_active(const struct sgw_dp *dp)
+{
+	uint32_t w, n = 0;
+
+	for (w = 0; w < dp->n_workers; w++)
+		if (dp->workers[w] != NULL && dp->workers[w]->flows != NULL)
+			n += __atomic_load_n(&dp->workers[w]->flows->active, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* Names are validated by the loader, devices are not: escape every string. */
+static void
+json_str(FILE *f, const char *key, const char *v)
+{
+	fprintf(f, "\"%s\": \"", key);
+	for (; *v != '\0'; v++) {
+		unsigned char ch = (unsigned char)*v;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+int
+sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
+{
+	const struct sgw_snapshot *s = dp->snap;
+	struct sgw_counters c;
+	uint32_t i, r;
+	uint16_t p;
+
+	sgw_counters_sum(dp, &c);
+	fprintf(f, "{\n  \"version\": \"%s\",\n  \"mode\": \"%s\",\n  \"elapsed_s\": %.3f,\n",
+		SGW_VERSION, dp->bare_forward ? "bare-forward" : "pipeline", elapsed_s);
+	fprintf(f, "  \"workers\": %u,\n  \"policy_generation\": %" PRIu64 ",\n", dp->n_workers,
+		s != NULL ? s->gen : 0);
+	fprintf(f, "  \"ports\": [");
+	for (p = 0; p < dp->n_ports; p++) {
+		struct rte_eth_stats es;
+
+		es = dp->ports[p].final;
+		if (dp->ports[p].opened)
+			rte_eth_stats_get(dp->ports[p].port_id, &es);
+		fprintf(f, "%s\n    {", p ? "," : "");
+		json_str(f, "name", s ? s->pol.ports[p].name : "?");
+		fprintf(f, ", ");
+		json_str(f, "device", s ? s->pol.ports[p].device : "?");
+		fprintf(f, ", \"port_id\": %u, "
+			"\"rx_packets\": %" PRIu64 ", \"rx_bytes\": %" PRIu64 ", "
+			"\"tx_packets\": %" PRIu64 ", \"tx_bytes\": %" PRIu64 ", "
+			"\"dev_ipackets\": %" PRIu64 ", \"dev_opackets\": %" PRIu64 ", "
+			"\"dev_imissed\": %" PRIu64 ", \"dev_ierrors\": %" PRIu64 ", "
+			"\"dev_oerrors\": %" PRIu64 "}",
+			dp->ports[p].port_id,
+			c.rx_pkts[p], c.rx_bytes[p], c.tx_pkts[p], c.tx_bytes[p], es.ipackets,
+			es.opackets, es.imissed, es.ierrors, es.oerrors);
+	}
+	fprintf(f, "\n  ],\n  \"classes\": {");
+	for (i = 0; i < SGW_CLASS__COUNT; i++)
+		fprintf(f, "%s\n    \"%s\": {\"packets\": %" PRIu64 ", \"bytes\": %" PRIu64 "}",
+			i ? "," : "", sgw_class_name(i), c.cls_pkts[i], c.cls_bytes[i]);
+	fprintf(f, "\n  },\n  \"malformed\": {");
+	for (i = 1; i < SGW_PR__COUNT; i++)
+		fprintf(f, "%s\"%s\": %" PRIu64, i > 1 ? ", " : "", sgw_parse_reason_name(i),
+			c.malformed[i]);
+	fprintf(f, "},\n  \"actions\": {");
+	for (i = 0; i < SGW_ACT__COUNT; i++)
+		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", sgw_action_name(i), c.act[i]);
+	fprintf(f, "},\n  \"unmatched\": %" PRIu64 ",\n  \"drops\": {", c.unmatched);
+	for (i = 0; i < SGW_DROP__COUNT; i++)
+		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", sgw_drop_name(i), c.drop[i]);
+	fprintf(f, "},\n  \"rules\": [");
+	for (r = 0; s != NULL && r < s->pol.n_rules; r++) {
+		uint64_t pk, by;
+
+		sgw_rule_totals(s, r, &pk, &by);
+		fprintf(f, "%s\n    {", r ? "," : "");
+		json_str(f, "name", s->pol.rules[r].name);
+		fprintf(f, ", \"action\": \"%s\", \"packets\": %" PRIu64 ", \"bytes\": %" PRIu64 "}",
+			sgw_action_name(s->pol.rules[r].action), pk, by);
+	}
+	fprintf(f, "\n  ],\n  \"flows\": {\"active\": %u, \"created\": %" PRIu64
+		", \"expired\": %" PRIu64 ", \"bypassed_table_full\": %" PRIu64
+		", \"hits\": %" PRIu64 "},\n", sgw_flows_active(dp), c.flows_created,
+		c.flows_expired, c.flows_bypassed, c.flow_hits);
+	fprintf(f, "  \"handoff\": {\"out\": %" PRIu64 ", \"in\": %" PRIu64 "},\n",
+		c.handoff_out, c.handoff_in);
+	fprintf(f, "  \"loops\": %" PRIu64 ",\n  \"idle_sleeps\": %" PRIu64
+		",\n  \"timers_expired\": %" PRIu64 ",\n", c.loops, c.idle_sleeps,
+		c.timers_expired);
+	fprintf(f, "  \"mempool\": {\"size\": %u, \"in_use\": %u}\n}\n",
+		dp->pool ? dp->pool->size : 0, dp->pool ? rte_mempool_in_use_count(dp->pool) : 0);
+	return ferror(f) ? -1 : 0;
+}
+
+static void
+human(double v, char *buf, size_t len, const char *unit)
+{
+	const char *pfx[] = {"", "k", "M", "G", "T"};
+	unsigned int i = 0;
+
+	while (v >= 1000.0 && i < 4) {
+		v /= 1000.0;
+		i++;
+	}
+	snprintf(buf, len, "%.2f %s%s", v, pfx[i], unit);
+}
+
+void
+sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s)
+{
+	const struct sgw_snapshot *s = dp->snap;
+	struct sgw_counters c;
+	char a[32], b[32];
+	uint32_t i;
+	uint16_t p;
+
+	sgw_counters_sum(dp, &c);
+	fprintf(f, "satgw %s: %s, %u worker(s), %.1f s\n", SGW_VERSION,
+		dp->bare_forward ? "bare forward" : "pipeline", dp->n_workers, elapsed_s);
+	fprintf(f, "  %-10s %14s %14s %14s %14s\n", "port", "rx pkts", "rx bytes", "tx pkts",
+		"tx bytes");
+	for (p = 0; p < dp->n_ports; p++)
+		fprintf(f, "  %-10s %14" PRIu64 " %14" PRIu64 " %14" PRIu64 " %14" PRIu64 "\n",
+			s ? s->pol.ports[p].name : "?", c.rx_pkts[p], c.rx_bytes[p], c.tx_pkts[p],
+			c.tx_bytes[p]);
+	fprintf(f, "  %-10s %14s %14s\n", "class", "packets", "bytes");
+	for (i = 0; i < SGW_CLASS__COUNT; i++)
+		if (c.cls_pkts[i] != 0)
+			fprintf(f, "  %-10s %14" PRIu64 " %14" PRIu64 "\n", sgw_class_name(i),
+				c.cls_pkts[i], c.cls_bytes[i]);
+	for (i = 1; i < SGW_PR__COUNT; i++)
+		if (c.malformed[i] != 0)
+			fprintf(f, "  malformed %-16s %" PRIu64 "\n", sgw_parse_reason_name(i),
+				c.malformed[i]);
+	for (i = 0; i < SGW_DROP__COUNT; i++)
+		if (c.drop[i] != 0)
+			fprintf(f, "  dropped   %-16s %" PRIu64 "\n", sgw_drop_name(i), c.drop[i]);
+	fprintf(f, "  flows: %" PRIu64 " created, %" PRIu64 " expired, %" PRIu64
+		" bypassed (table full)\n", c.flows_created, c.flows_expired, c.flows_bypassed);
+	if (elapsed_s > 0) {
+		uint64_t tx = 0, txb = 0;
+
+		for (p = 0; p < dp->n_ports; p++) {
+			tx += c.tx_pkts[p];
+			txb += c.tx_bytes[p];
+		}
+		human((double)tx / elapsed_s, a, sizeof(a), "pps");
+		human((double)txb * 8.0 / elapsed_s, b, sizeof(b), "bit/s");
+		fprintf(f, "  forwarded: %s, %s (average over the run)\n", a, b);
+	}
+}
