@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# satgw setup: installs the Debian packages that are missing, builds satgw
+# into ./build, then runs one job:
+#   ./setup.sh demo    the demo testbed: real Linux TCP through satgw in network namespaces
+#   ./setup.sh test    the whole test suite through ctest (unit, pipeline, end-to-end)
+#   ./setup.sh bench   the benchmarks; writes docs/benchmarks.md
+#   ./setup.sh build   install and build only
+# Run as root (namespaces, veth and DPDK need it); no NIC and no hugepages needed.
+set -euo pipefail
+
+cd "$(dirname "$(readlink -f "$0")")"
+job=${1:-}
+case "$job" in
+demo|test|bench|build) ;;
+*) echo "usage: $0 demo|test|bench|build" >&2; exit 2 ;;
+esac
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "satgw setup: run as root (it installs packages, creates network namespaces and runs DPDK)" >&2
+	exit 1
+fi
+
+packages=(
+	build-essential cmake ninja-build pkg-config
+	dpdk dpdk-dev libdpdk-dev libpcap-dev
+	libyaml-dev libgtest-dev libgmock-dev libbenchmark-dev
+	iperf3 iproute2 ethtool procps python3 python3-scapy lua5.4
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing+=("$p")
+	fi
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	echo "satgw setup: installing ${missing[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >/dev/null
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build
+
+case "$job" in
+demo) exec tests/e2e/demo.sh build/dataplane/satgw ;;
+test) cd build && exec ctest --output-on-failure --timeout 600 ;;
+bench) exec tests/bench/run.sh build ;;
+build) ;;
+esac

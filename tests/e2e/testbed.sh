@@ -1,0 +1,541 @@
+# shellcheck shell=bash disable=SC2034
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# testbed.sh: a sourceable library that builds the satgw end-to-end testbed
+# out of network namespaces and veth pairs, runs satgw in it on net_af_packet,
+# and tears everything down again (also on failure, Ctrl-C and SIGTERM).
+#
+#   netns fh (server, Linux TCP)          netns gw (satgw)                 netns mh (client)
+#   fh0 10.10.0.1/24 ---veth--- terr0 [net_af_packet0]  satgw  [net_af_packet1] sat0 ---veth--- mh0
+#
+#   routed:      mh0 10.20.1.1/24; fh routes 10.20.1.0/24 via 10.10.0.254 and mh routes
+#                10.10.0.0/24 via 10.20.1.254; both gateway addresses are static (permanent)
+#                neighbours whose MAC is satgw's veth (terr0 / sat0). satgw rewrites MACs with
+#                next hops carrying the fh0 and mh0 MACs.
+#   transparent: mh0 10.10.0.2/24 and 10.10.0.3/24 on fh's subnet; satgw forwards every frame
+#                to the peer port untouched, ARP crosses it.
+#
+# Usage (from a test script, which should `set -euo pipefail`):
+#   source testbed.sh
+#   tb_init /path/to/satgw          # root check, names, work dir, traps
+#   tb_topology routed              # or transparent
+#   tb_satgw_start policy.yaml 0    # lcores "0" or "0-1"; waits until telemetry answers
+#   tb_ns fh ping -c 3 10.20.1.1    # run in a namespace (fh, gw, mh)
+#   tb_tel /satgw/stats             # one telemetry command, JSON of its value
+#   tb_satgw_stop                   # SIGINT; TB_SATGW_RC, stats in $TB_STATS_JSON
+#   tb_pass                         # prints PASS and the time taken
+# Everything is removed by the EXIT trap; set TB_KEEP=1 to keep the work dir.
+#
+# Every name carries a per-run suffix (the shell's pid and a random number),
+# so parallel or repeated runs never collide.
+
+TB_E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TB_PY=/usr/bin/python3          # Debian's python3-scapy loads only here
+
+# MACs are fixed: each veth pair is its own L2 segment inside private
+# namespaces, so fixed addresses cannot collide across runs, and policies can
+# name them statically.
+TB_MAC_FH=02:00:00:00:01:01     # fh0, the server's interface
+TB_MAC_GT=02:00:00:00:01:fe     # terr0, satgw's terrestrial port (net_af_packet0)
+TB_MAC_MH=02:00:00:00:02:01     # mh0, the client's interface
+TB_MAC_GS=02:00:00:00:02:fe     # sat0, satgw's satellite port (net_af_packet1)
+
+TB_IP_FH=10.10.0.1
+TB_IP_MH=10.20.1.1              # routed mode
+TB_GW_FH=10.10.0.254            # fh's gateway: neighbour entry -> terr0's MAC
+TB_GW_MH=10.20.1.254            # mh's gateway: neighbour entry -> sat0's MAC
+TB_IP_MH_T=10.10.0.2            # transparent mode
+TB_IP_MH_T2=10.10.0.3           # transparent mode, second address (second terminal)
+
+TB_NAMESPACES=()
+TB_BG_PIDS=()
+TB_SATGW_PID=
+TB_SATGW_RC=
+TB_HP_ORIG=
+TB_HP_MOUNTED=
+
+tb_log() { printf '[%s %6.1fs] %s\n' "${TB_NAME:-e2e}" "$(tb_elapsed)" "$*" >&2; }
+
+tb_elapsed() {
+	local now
+	now=$(date +%s.%N)
+	awk -v a="$now" -v b="${TB_T0:-$now}" 'BEGIN { printf "%.1f", a - b }'
+}
+
+tb_fail() {
+	printf '[%s] FAIL: %s\n' "${TB_NAME:-e2e}" "$*" >&2
+	exit 1
+}
+
+# tb_check COND_DESCRIPTION command...: run a command, fail the test with the description if it fails.
+tb_check() {
+	local what=$1
+	shift
+	if ! "$@"; then
+		tb_fail "$what"
+	fi
+}
+
+tb_require_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		tb_fail "end-to-end tests need root (network namespaces, veth, af_packet): run them as root (sudo ctest -L e2e)"
+	fi
+}
+
+tb_require_tools() {
+	local t
+	for t in ip ethtool iperf3 "$TB_PY"; do
+		command -v "$t" >/dev/null 2>&1 || tb_fail "missing tool: $t (apt-get install iproute2 ethtool iperf3 python3)"
+	done
+}
+
+# tb_init SATGW_BINARY: checks, names, work directory, traps.
+tb_init() {
+	TB_SATGW=${1:-}
+	TB_NAME=${TB_NAME:-$(basename "${0%.sh}")}
+	TB_T0=$(date +%s.%N)
+	tb_require_root
+	tb_require_tools
+	if [ -n "$TB_SATGW" ]; then
+		[ -x "$TB_SATGW" ] || tb_fail "satgw binary not found or not executable: '$TB_SATGW'"
+		TB_SATGW=$(readlink -f "$TB_SATGW")
+	fi
+	TB_ID="$$-$(printf '%04x' $((RANDOM)))"
+	TB_NS_FH="sgwe2e-fh-$TB_ID"
+	TB_NS_GW="sgwe2e-gw-$TB_ID"
+	TB_NS_MH="sgwe2e-mh-$TB_ID"
+	TB_PREFIX="sgwe2e-$TB_ID"
+	TB_DIR=$(mktemp -d "/tmp/satgw-e2e-$TB_NAME.XXXXXX")
+	TB_SATGW_LOG="$TB_DIR/satgw.log"
+	TB_STATS_JSON="$TB_DIR/stats.json"
+	trap tb__on_exit EXIT
+	trap 'tb__on_signal INT 130' INT
+	trap 'tb__on_signal TERM 143' TERM
+	tb__sweep_stale
+	tb__watchdog "${TB_BUDGET:-150}"
+	tb_log "work dir $TB_DIR, namespaces $TB_NS_FH $TB_NS_GW $TB_NS_MH"
+}
+
+# Namespaces left by an earlier run that was killed outright (SIGKILL, e.g. a
+# ctest timeout, gives no chance to clean up): their owner pid is gone.
+tb__sweep_stale() {
+	local ns owner pid
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^sgwe2e-(fh|gw|mh)-[0-9]+-[0-9a-f]+$'); do
+		owner=$(echo "$ns" | cut -d- -f3)
+		if ! kill -0 "$owner" 2>/dev/null; then
+			for pid in $(ip netns pids "$ns" 2>/dev/null); do
+				kill -KILL "$pid" 2>/dev/null || true
+			done
+			ip netns del "$ns" 2>/dev/null || true
+			rm -rf "/var/run/dpdk/sgwe2e-$(echo "$ns" | cut -d- -f3-4)" 2>/dev/null || true
+			tb_log "removed stale namespace $ns (its run, pid $owner, is gone)"
+		fi
+	done
+}
+
+# A time budget for the whole run: past it the script gets SIGTERM and its trap
+# tears everything down (before ctest's TIMEOUT, which kills without a trap).
+tb__watchdog() {
+	local budget=$1 me=$$
+	[ "$budget" -gt 0 ] 2>/dev/null || return 0
+	(
+		exec >/dev/null 2>&1
+		sleep "$budget" &
+		s=$!
+		trap 'kill $s 2>/dev/null; exit 0' TERM
+		wait "$s" || exit 0
+		echo "$budget" >"$TB_DIR/.budget-exceeded"
+		kill -TERM "$me"
+		# bash runs its trap only once its foreground command returns: end that
+		# command (the test's own children, by pid; not this watchdog).
+		sleep 1
+		for c in $(ps -o pid= --ppid "$me"); do
+			[ "$c" = "$BASHPID" ] || kill -TERM "$c" 2>/dev/null
+		done
+	) &
+	TB_BG_PIDS+=("$!")
+}
+
+tb__on_signal() {
+	trap - INT TERM
+	tb_log "caught SIG$1: tearing down"
+	exit "$2"
+}
+
+tb__on_exit() {
+	local rc=$?
+	trap - EXIT INT TERM
+	set +e
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 130 ] && [ -n "${TB_SATGW_LOG:-}" ] && [ -s "$TB_SATGW_LOG" ]; then
+		echo "---- satgw log (last 40 lines of $TB_SATGW_LOG) ----" >&2
+		tail -n 40 "$TB_SATGW_LOG" >&2
+		echo "----" >&2
+	fi
+	tb_cleanup
+	if [ -n "${TB_DIR:-}" ] && [ -e "$TB_DIR/.budget-exceeded" ]; then
+		rc=1
+		echo "[${TB_NAME:-e2e}] FAILED: time budget of ${TB_BUDGET:-150} s exceeded (TB_BUDGET); testbed removed, logs kept in $TB_DIR" >&2
+	elif [ "$rc" -eq 130 ] || [ "$rc" -eq 143 ]; then
+		echo "[${TB_NAME:-e2e}] interrupted after $(tb_elapsed) s; testbed removed, logs kept in ${TB_DIR:-?}" >&2
+	elif [ "$rc" -ne 0 ]; then
+		echo "[${TB_NAME:-e2e}] FAILED (exit $rc) after $(tb_elapsed) s; logs kept in ${TB_DIR:-?}" >&2
+	elif [ "${TB_KEEP:-0}" = 1 ]; then
+		echo "[${TB_NAME:-e2e}] work dir kept: $TB_DIR" >&2
+	elif [ -n "${TB_DIR:-}" ] && [ -d "$TB_DIR" ]; then
+		rm -rf "$TB_DIR"
+	fi
+	exit "$rc"
+}
+
+# Idempotent: stops what this run started and deletes what it created.
+tb_cleanup() {
+	local pid ns i
+	set +e
+	if [ -n "$TB_SATGW_PID" ] && kill -0 "$TB_SATGW_PID" 2>/dev/null; then
+		kill -INT "$TB_SATGW_PID" 2>/dev/null
+		for i in $(seq 1 50); do
+			tb__alive "$TB_SATGW_PID" || break
+			sleep 0.1
+		done
+		tb__alive "$TB_SATGW_PID" && kill -KILL "$TB_SATGW_PID" 2>/dev/null
+		wait "$TB_SATGW_PID" 2>/dev/null
+	fi
+	TB_SATGW_PID=
+	for pid in "${TB_BG_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${TB_BG_PIDS[@]}"; do
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			tb__alive "$pid" || break
+			sleep 0.1
+		done
+		tb__alive "$pid" && kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	TB_BG_PIDS=()
+	for ns in "${TB_NAMESPACES[@]}"; do
+		# Anything still inside one of our namespaces was started by this run.
+		for pid in $(ip netns pids "$ns" 2>/dev/null); do
+			kill -KILL "$pid" 2>/dev/null
+		done
+		ip netns del "$ns" 2>/dev/null
+	done
+	TB_NAMESPACES=()
+	if [ -n "${TB_PREFIX:-}" ] && [ -d "/var/run/dpdk/$TB_PREFIX" ]; then
+		rm -rf "/var/run/dpdk/$TB_PREFIX"
+	fi
+	tb_hugepages_restore
+}
+
+# True while PID runs (a zombie counts as gone).
+tb__alive() {
+	local st
+	[ -r "/proc/$1/stat" ] || return 1
+	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
+
+# tb_ns fh|gw|mh command...: run a command in one of the namespaces.
+tb_ns() {
+	local ns
+	ns=$(tb__nsname "$1")
+	shift
+	ip netns exec "$ns" "$@"
+}
+
+tb__nsname() {
+	case "$1" in
+	fh) echo "$TB_NS_FH" ;;
+	gw) echo "$TB_NS_GW" ;;
+	mh) echo "$TB_NS_MH" ;;
+	*) tb_fail "unknown namespace '$1' (fh, gw or mh)" ;;
+	esac
+}
+
+# tb_bg NS LOGNAME command...: start a command in the background in a namespace;
+# its output goes to $TB_DIR/LOGNAME.log; sets TB_LAST_PID. Cleanup kills it.
+tb_bg() {
+	local ns=$1 name=$2
+	shift 2
+	ns=$(tb__nsname "$ns")
+	ip netns exec "$ns" "$@" >"$TB_DIR/$name.log" 2>&1 &
+	TB_LAST_PID=$!
+	TB_BG_PIDS+=("$TB_LAST_PID")
+}
+
+# tb_wait_pid PID TIMEOUT_S: wait for a background command; returns its exit code
+# (124 and kills it on timeout).
+tb_wait_pid() {
+	local pid=$1 timeout=$2 deadline rc=0
+	deadline=$(($(date +%s) + timeout))
+	while tb__alive "$pid"; do
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			kill -KILL "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+			return 124
+		fi
+		sleep 0.1
+	done
+	wait "$pid" || rc=$?
+	return "$rc"
+}
+
+# tb_wait_listen NS PORT [TIMEOUT_S]: wait until a TCP server listens on PORT in NS.
+tb_wait_listen() {
+	local _ n=$((${3:-10} * 10))
+	for _ in $(seq 1 "$n"); do
+		if tb_ns "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	tb_fail "nothing listens on TCP port $2 in $1 after ${3:-10} s"
+}
+
+# tb_rand_port: a random TCP/UDP port for servers (names and ports differ per run).
+tb_rand_port() { echo $((20000 + (RANDOM * 32768 + RANDOM) % 40000)); }
+
+tb__mkns() {
+	local ns=$1
+	ip netns add "$ns" || tb_fail "cannot create network namespace $ns (need root and CAP_SYS_ADMIN)"
+	TB_NAMESPACES+=("$ns")
+	ip netns exec "$ns" ip link set lo up
+	# No IPv6: no router solicitations or MLD reports to blur the counters.
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1 >/dev/null
+}
+
+# tb__veth NS_A IF_A MAC_A NS_B IF_B MAC_B
+tb__veth() {
+	ip link add name "$2" netns "$1" address "$3" type veth \
+		peer name "$5" netns "$4" address "$6" ||
+		tb_fail "cannot create veth pair $2/$5"
+	tb__ifup "$1" "$2"
+	tb__ifup "$4" "$5"
+}
+
+tb__ifup() {
+	local ns=$1 ifn=$2
+	# af_packet and veth offloads produce bad checksums or super-frames: all off.
+	ip netns exec "$ns" ethtool -K "$ifn" tx off rx off tso off gso off gro off >/dev/null 2>&1 ||
+		true
+	if ip netns exec "$ns" ethtool -k "$ifn" 2>/dev/null |
+		grep -E '^(tx-checksumming|rx-checksumming|tcp-segmentation-offload|generic-segmentation-offload|generic-receive-offload): on' >&2; then
+		tb_fail "could not turn offloads off on $ifn in $ns"
+	fi
+	ip netns exec "$ns" ip link set "$ifn" up
+}
+
+# tb_topology routed|transparent: namespaces, veth pairs, addresses, routes, neighbours.
+tb_topology() {
+	TB_MODE=$1
+	case "$TB_MODE" in routed | transparent) ;; *) tb_fail "tb_topology: routed or transparent" ;; esac
+	tb__mkns "$TB_NS_FH"
+	tb__mkns "$TB_NS_GW"
+	tb__mkns "$TB_NS_MH"
+	tb__veth "$TB_NS_FH" fh0 "$TB_MAC_FH" "$TB_NS_GW" terr0 "$TB_MAC_GT"
+	tb__veth "$TB_NS_MH" mh0 "$TB_MAC_MH" "$TB_NS_GW" sat0 "$TB_MAC_GS"
+	# satgw's namespace keeps its kernel out of the way: no addresses, no forwarding.
+	tb_ns gw sysctl -qw net.ipv4.ip_forward=0 >/dev/null
+	tb_ns fh ip addr add "$TB_IP_FH/24" dev fh0
+	if [ "$TB_MODE" = routed ]; then
+		TB_DST_MH=$TB_IP_MH
+		tb_ns mh ip addr add "$TB_IP_MH/24" dev mh0
+		tb_ns fh ip neigh replace "$TB_GW_FH" lladdr "$TB_MAC_GT" nud permanent dev fh0
+		tb_ns fh ip route add 10.20.1.0/24 via "$TB_GW_FH" dev fh0
+		tb_ns mh ip neigh replace "$TB_GW_MH" lladdr "$TB_MAC_GS" nud permanent dev mh0
+		tb_ns mh ip route add 10.10.0.0/24 via "$TB_GW_MH" dev mh0
+	else
+		TB_DST_MH=$TB_IP_MH_T
+		tb_ns mh ip addr add "$TB_IP_MH_T/24" dev mh0
+		tb_ns mh ip addr add "$TB_IP_MH_T2/24" dev mh0
+	fi
+	tb_log "topology $TB_MODE: fh $TB_IP_FH <-> [terr0 satgw sat0] <-> mh $TB_DST_MH"
+}
+
+# tb_hugepages_reserve N: reserve N 2 MB hugepages (restored at exit) and mount
+# hugetlbfs on /dev/hugepages if nothing is mounted there.
+tb_hugepages_reserve() {
+	local want=$1 have
+	TB_HP_ORIG=$(cat /proc/sys/vm/nr_hugepages)
+	if [ "$TB_HP_ORIG" -lt "$want" ]; then
+		echo "$want" >/proc/sys/vm/nr_hugepages || tb_fail "cannot reserve $want hugepages"
+	fi
+	have=$(cat /proc/sys/vm/nr_hugepages)
+	[ "$have" -ge "$want" ] || tb_fail "asked for $want hugepages, the kernel gave $have"
+	if ! grep -q ' /dev/hugepages hugetlbfs ' /proc/mounts; then
+		mkdir -p /dev/hugepages
+		mount -t hugetlbfs nodev /dev/hugepages || tb_fail "cannot mount hugetlbfs on /dev/hugepages"
+		TB_HP_MOUNTED=1
+	fi
+	tb_log "hugepages: $have reserved (was $TB_HP_ORIG)"
+}
+
+tb_hugepages_restore() {
+	# Our primary's hugepage files (kept for secondaries such as dpdk-dumpcap).
+	if [ -n "${TB_HP_ORIG:-}" ] && [ -n "${TB_PREFIX:-}" ]; then
+		rm -f /dev/hugepages/"${TB_PREFIX}"map_* 2>/dev/null
+	fi
+	if [ -n "${TB_HP_MOUNTED:-}" ]; then
+		umount /dev/hugepages 2>/dev/null
+		TB_HP_MOUNTED=
+	fi
+	if [ -n "${TB_HP_ORIG:-}" ]; then
+		echo "$TB_HP_ORIG" >/proc/sys/vm/nr_hugepages 2>/dev/null
+		TB_HP_ORIG=
+	fi
+}
+
+# tb_satgw_start POLICY [LCORES] [EXTRA EAL OPTIONS...]: start satgw in netns gw
+# on net_af_packet0 (terr0) and net_af_packet1 (sat0); wait until telemetry
+# answers. Without hugepages reserved (tb_hugepages_reserve), runs --no-huge.
+# Extra satgw options may be given in TB_SATGW_OPTS (an array).
+tb_satgw_start() {
+	local policy=$1 lcores=${2:-0} mem
+	shift 2 || shift $#
+	local -a eal
+	if [ -n "${TB_HP_ORIG:-}" ]; then
+		mem=(-m 256)
+	else
+		mem=(--no-huge -m 512)
+	fi
+	# af_packet RX ring: 2048 frames (the PMD's default 512 overflows under a
+	# single TCP stream at Gbit/s when satgw shares 2 cores with both endpoints).
+	local af=${TB_AF_PACKET_ARGS-,framecnt=2048}
+	eal=("${mem[@]}" --no-pci --file-prefix "$TB_PREFIX" -l "$lcores"
+		--vdev "net_af_packet0,iface=terr0$af" --vdev "net_af_packet1,iface=sat0$af" "$@")
+	TB_POLICY=$policy
+	rm -f "$TB_STATS_JSON"
+	tb_log "starting satgw -l $lcores, policy $policy"
+	echo "+ ip netns exec $TB_NS_GW $TB_SATGW ${eal[*]} -- -c $policy --stats-json $TB_STATS_JSON -q ${TB_SATGW_OPTS[*]:-}" >"$TB_SATGW_LOG"
+	ip netns exec "$TB_NS_GW" "$TB_SATGW" "${eal[@]}" -- -c "$policy" \
+		--stats-json "$TB_STATS_JSON" -q ${TB_SATGW_OPTS[@]+"${TB_SATGW_OPTS[@]}"} >>"$TB_SATGW_LOG" 2>&1 &
+	TB_SATGW_PID=$!
+	if ! "$TB_PY" "$TB_E2E_DIR/sgwtel.py" --wait 20 --pid "$TB_SATGW_PID" "$TB_PREFIX" \
+		/satgw/stats >/dev/null 2>"$TB_DIR/wait.err"; then
+		cat "$TB_DIR/wait.err" >&2
+		tb_fail "satgw did not become ready (log: $TB_SATGW_LOG)"
+	fi
+	tb_log "satgw ready (pid $TB_SATGW_PID, file prefix $TB_PREFIX)"
+}
+
+# tb_satgw_stop: SIGINT, wait (20 s at most), TB_SATGW_RC = exit code. The stats
+# JSON is in $TB_STATS_JSON.
+tb_satgw_stop() {
+	local pid=$TB_SATGW_PID
+	[ -n "$pid" ] || tb_fail "tb_satgw_stop: satgw is not running"
+	kill -INT "$pid" 2>/dev/null || true
+	TB_SATGW_RC=0
+	tb_wait_pid "$pid" 20 || TB_SATGW_RC=$?
+	TB_SATGW_PID=
+	[ "$TB_SATGW_RC" -ne 124 ] || tb_fail "satgw did not stop within 20 s of SIGINT"
+	tb_log "satgw stopped, exit code $TB_SATGW_RC"
+	tb__ring_drops
+}
+
+# Frames the kernel delivered to terr0/sat0 that never reached satgw: they
+# overflowed the af_packet ring. DPDK 22.11's net_af_packet does not report
+# them (dev_imissed stays 0), so compare the kernel's counters with
+# dev_ipackets. Sets TB_RING_DROPS (sum) and logs it when not 0.
+tb__ring_drops() {
+	local k0 k1
+	TB_RING_DROPS=
+	[ -s "$TB_STATS_JSON" ] || return 0
+	k0=$(tb_ns gw cat /sys/class/net/terr0/statistics/rx_packets 2>/dev/null) || return 0
+	k1=$(tb_ns gw cat /sys/class/net/sat0/statistics/rx_packets 2>/dev/null) || return 0
+	TB_RING_DROPS=$("$TB_PY" - "$TB_STATS_JSON" "$k0" "$k1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+dev = {p["device"].split(",")[0]: p["dev_ipackets"] for p in d["ports"]}
+print(max(0, int(sys.argv[2]) - dev.get("net_af_packet0", 0)) +
+      max(0, int(sys.argv[3]) - dev.get("net_af_packet1", 0)))
+PY
+	) || TB_RING_DROPS=
+	if [ -n "$TB_RING_DROPS" ] && [ "$TB_RING_DROPS" != 0 ]; then
+		tb_log "note: $TB_RING_DROPS frame(s) overflowed the af_packet RX rings before satgw saw them (kernel rx_packets of terr0/sat0 > dev_ipackets)"
+	fi
+}
+
+# tb_check_wire: after tb_satgw_stop, hold satgw's per-port counters against the
+# kernel's counters of the endpoints' veths (fh0, mh0), the independent judge of
+# what crossed: every frame satgw says it sent on terr/sat arrived at fh0/mh0,
+# and every frame fh0/mh0 sent reached satgw or overflowed the af_packet ring.
+tb_check_wire() {
+	local f
+	f="$TB_DIR/wire.txt"
+	{
+		echo "fh0 $(tb_ns fh cat /sys/class/net/fh0/statistics/rx_packets) $(tb_ns fh cat /sys/class/net/fh0/statistics/tx_packets)"
+		echo "mh0 $(tb_ns mh cat /sys/class/net/mh0/statistics/rx_packets) $(tb_ns mh cat /sys/class/net/mh0/statistics/tx_packets)"
+		echo "terr0 $(tb_ns gw cat /sys/class/net/terr0/statistics/rx_packets) 0"
+		echo "sat0 $(tb_ns gw cat /sys/class/net/sat0/statistics/rx_packets) 0"
+	} >"$f"
+	"$TB_PY" - "$TB_STATS_JSON" "$f" <<'PY' || tb_fail "satgw's port counters disagree with the endpoints' kernels"
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = {l.split()[0]: (int(l.split()[1]), int(l.split()[2])) for l in open(sys.argv[2]) if l.strip()}
+ports = {p["device"].split(",")[0]: p for p in d["ports"]}
+bad = 0
+for dev, host, gwif in (("net_af_packet0", "fh0", "terr0"), ("net_af_packet1", "mh0", "sat0")):
+    p = ports[dev]
+    ring = k[gwif][0] - p["dev_ipackets"]
+    checks = [
+        ("%s: tx_packets %d == %s rx_packets %d" % (p["name"], p["tx_packets"], host, k[host][0]),
+         p["tx_packets"] == k[host][0]),
+        ("%s: rx_packets %d + ring overflow %d == %s tx_packets %d" % (
+            p["name"], p["rx_packets"], ring, host, k[host][1]),
+         p["rx_packets"] + ring == k[host][1] and ring >= 0),
+    ]
+    for what, ok in checks:
+        print("  %s %s" % ("ok  " if ok else "FAIL", what))
+        bad += not ok
+sys.exit(1 if bad else 0)
+PY
+}
+
+# tb_tel COMMAND [PARAMS]: one telemetry command over the DPDK socket; prints the JSON value.
+tb_tel() {
+	"$TB_PY" "$TB_E2E_DIR/sgwtel.py" "$TB_PREFIX" "$*"
+}
+
+# tb_stats CHECK...: assertions on the stats JSON (see stats.py).
+tb_stats() {
+	"$TB_PY" "$TB_E2E_DIR/stats.py" check "$TB_STATS_JSON" "$@" || tb_fail "counter checks failed (stats: $TB_STATS_JSON)"
+}
+
+# tb_ping NS ADDR [COUNT]: ICMP echo (ping.py: the machines have no ping(8)); fails unless all answered.
+tb_ping() {
+	tb_ns "$1" "$TB_PY" "$TB_E2E_DIR/ping.py" -c "${3:-3}" -W 2 "$2"
+}
+
+# tb_mkfile PATH MB: a file of random content.
+tb_mkfile() {
+	head -c "$(($2 * 1024 * 1024))" /dev/urandom >"$1"
+}
+
+# tb_xfer FROM_NS TO_NS TO_ADDR FILE [TIMEOUT] [SOURCE_ADDR]: send FILE over one TCP
+# connection; the receiver hashes what arrives. Fails unless bytes and sha256 match.
+tb_xfer() {
+	local from=$1 to=$2 addr=$3 file=$4 timeout=${5:-60} src=${6:-} port name rpid spid want got
+	local -a srcopt=()
+	[ -z "$src" ] || srcopt=(--source "$src")
+	port=$(tb_rand_port)
+	name="xfer-$from-$to-$port"
+	tb_bg "$to" "$name-recv" "$TB_PY" "$TB_E2E_DIR/xfer.py" recv --bind "$addr" --port "$port" \
+		--result "$TB_DIR/$name-recv.json" --timeout "$timeout"
+	rpid=$TB_LAST_PID
+	tb_bg "$from" "$name-send" "$TB_PY" "$TB_E2E_DIR/xfer.py" send --host "$addr" --port "$port" \
+		--file "$file" --result "$TB_DIR/$name-send.json" --timeout "$timeout" ${srcopt[@]+"${srcopt[@]}"}
+	spid=$TB_LAST_PID
+	tb_wait_pid "$spid" "$((timeout + 5))" || { cat "$TB_DIR/$name-send.log" >&2; tb_fail "sender $from -> $to failed"; }
+	tb_wait_pid "$rpid" "$((timeout + 5))" || { cat "$TB_DIR/$name-recv.log" >&2; tb_fail "receiver $from -> $to failed"; }
+	want=$(sha256sum "$file" | cut -d' ' -f1)
+	got=$("$TB_PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["sha256"])' "$TB_DIR/$name-recv.json")
+	TB_XFER_SECONDS=$("$TB_PY" -c 'import json,sys; print("%.2f" % json.load(open(sys.argv[1]))["seconds"])' "$TB_DIR/$name-recv.json")
+	TB_XFER_BYTES=$("$TB_PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes"])' "$TB_DIR/$name-recv.json")
+	[ "$want" = "$got" ] || tb_fail "sha256 mismatch $from -> $to: sent $want, received $got ($TB_XFER_BYTES bytes)"
+	tb_log "xfer $from -> $to: $TB_XFER_BYTES bytes in $TB_XFER_SECONDS s, sha256 $got matches"
+}
+
+tb_pass() {
+	echo "[$TB_NAME] PASS in $(tb_elapsed) s" >&2
+}
