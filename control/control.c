@@ -61,6 +61,10 @@ sgw_ctl_reload(struct sgw_ctl *ctl, struct sgw_cfg_errors *errs, char *msg, size
 	memset(errs, 0, sizeof(*errs));
 	msg[0] = '\0';
 	pthread_mutex_lock(&ctl->lock);
+	if (ctl->closing) {
+		snprintf(msg, msglen, "satgw is shutting down");
+		goto out;
+	}
 	if (sgw_policy_load_file(ctl->config_path, &pol, errs) != 0) {
 		snprintf(msg, msglen, "%s: %u error(s), running policy kept", ctl->config_path,
 			 errs->n + errs->dropped);
@@ -180,4 +184,12 @@ sgw_ctl_join(struct sgw_ctl *ctl)
 {
 	ctl->stop = 1;
 	pthread_join(ctl->thread, NULL);
+}
+
+void
+sgw_ctl_close(struct sgw_ctl *ctl)
+{
+	pthread_mutex_lock(&ctl->lock);
+	ctl->closing = true;
+	pthread_mutex_unlock(&ctl->lock);
 }

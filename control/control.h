@@ -25,6 +25,7 @@ struct sgw_ctl {
 	pthread_t thread;
 	volatile int stop;
 	volatile int reload_req;    /* set from the SIGHUP handler */
+	bool closing;               /* under lock: shutdown began, no reload or telemetry read */
 	double duration_s;          /* 0 = run until a signal */
 	double stats_interval_s;    /* 0 = no periodic line */
 	uint64_t start_tsc;
@@ -40,6 +41,8 @@ int sgw_policy_restart_diff(const struct sgw_policy *cur, const struct sgw_polic
 			    char *why, size_t len);
 int sgw_ctl_start(struct sgw_ctl *ctl);
 void sgw_ctl_join(struct sgw_ctl *ctl);
+/* Shutdown begins: from now on reloads and telemetry reads are refused. */
+void sgw_ctl_close(struct sgw_ctl *ctl);
 double sgw_ctl_elapsed(const struct sgw_ctl *ctl);
 
 int sgw_telemetry_register(struct sgw_ctl *ctl);

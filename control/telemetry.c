@@ -76,7 +76,7 @@ u64_dict(const char *const *names, const uint64_t *v, uint32_t n, uint32_t first
 }
 
 static int
-tel_stats(const char *cmd __rte_unused, const char *params __rte_unused, struct rte_tel_data *d)
+tel_stats_body(const char *params __rte_unused, struct rte_tel_data *d)
 {
 	struct sgw_dp *dp = tel_ctl->dp;
 	const char *names[64];
@@ -128,7 +128,7 @@ tel_stats(const char *cmd __rte_unused, const char *params __rte_unused, struct 
 }
 
 static int
-tel_ports(const char *cmd __rte_unused, const char *params __rte_unused, struct rte_tel_data *d)
+tel_ports_body(const char *params __rte_unused, struct rte_tel_data *d)
 {
 	struct sgw_dp *dp = tel_ctl->dp;
 	struct sgw_counters c;
@@ -136,7 +136,6 @@ tel_ports(const char *cmd __rte_unused, const char *params __rte_unused, struct 
 
 	sgw_counters_sum(dp, &c);
 	rte_tel_data_start_dict(d);
-	pthread_mutex_lock(&tel_ctl->lock);
 	for (p = 0; p < dp->n_ports; p++) {
 		const struct sgw_port_conf *pc = &dp->snap->pol.ports[p];
 		struct rte_tel_data *pd = rte_tel_data_alloc();
@@ -181,12 +180,11 @@ tel_ports(const char *cmd __rte_unused, const char *params __rte_unused, struct 
 		rte_tel_data_add_dict_u64(pd, "dev_rx_nombuf", es.rx_nombuf);
 		add_container(d, key, pd);
 	}
-	pthread_mutex_unlock(&tel_ctl->lock);
 	return 0;
 }
 
 static int
-tel_workers(const char *cmd __rte_unused, const char *params __rte_unused,
+tel_workers_body(const char *params __rte_unused,
 	    struct rte_tel_data *d)
 {
 	struct sgw_dp *dp = tel_ctl->dp;
@@ -224,7 +222,7 @@ tel_workers(const char *cmd __rte_unused, const char *params __rte_unused,
 }
 
 static int
-tel_rules(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d)
+tel_rules_body(const char *params, struct rte_tel_data *d)
 {
 	const struct sgw_snapshot *s;
 	uint32_t first = 0, r;
@@ -238,7 +236,6 @@ tel_rules(const char *cmd __rte_unused, const char *params, struct rte_tel_data 
 		first = (uint32_t)v;
 	}
 	rte_tel_data_start_dict(d);
-	pthread_mutex_lock(&tel_ctl->lock);
 	s = tel_ctl->dp->snap;
 	rte_tel_data_add_dict_u64(d, "total", s->pol.n_rules);
 	rte_tel_data_add_dict_u64(d, "first", first);
@@ -261,17 +258,15 @@ tel_rules(const char *cmd __rte_unused, const char *params, struct rte_tel_data 
 	}
 	if (r < s->pol.n_rules)
 		rte_tel_data_add_dict_u64(d, "next", r);
-	pthread_mutex_unlock(&tel_ctl->lock);
 	return 0;
 }
 
 static int
-tel_config(const char *cmd __rte_unused, const char *params __rte_unused, struct rte_tel_data *d)
+tel_config_body(const char *params __rte_unused, struct rte_tel_data *d)
 {
 	const struct sgw_policy *p;
 
 	rte_tel_data_start_dict(d);
-	pthread_mutex_lock(&tel_ctl->lock);
 	p = &tel_ctl->dp->snap->pol;
 	rte_tel_data_add_dict_string(d, "file", tel_ctl->config_path);
 	rte_tel_data_add_dict_u64(d, "generation", tel_ctl->dp->snap->gen);
@@ -297,7 +292,6 @@ tel_config(const char *cmd __rte_unused, const char *params __rte_unused, struct
 	rte_tel_data_add_dict_u64(d, "lift_proto", p->lift_proto);
 	rte_tel_data_add_dict_u64(d, "xcp_proto", p->xcp_proto);
 	rte_tel_data_add_dict_string(d, "last_reload_error", tel_ctl->last_error);
-	pthread_mutex_unlock(&tel_ctl->lock);
 	return 0;
 }
 
@@ -338,6 +332,30 @@ tel_reload(const char *cmd __rte_unused, const char *params __rte_unused, struct
 	add_container(d, "errors", ed);
 	return 0;
 }
+
+/*
+ * Every read runs under the control lock and not at all once shutdown has
+ * begun: the telemetry thread outlives the dataplane (22.11 cannot
+ * unregister commands), so a late request must not touch freed state.
+ */
+#define TEL_LOCKED(name)							\
+static int									\
+tel_##name(const char *cmd __rte_unused, const char *params, struct rte_tel_data *d) \
+{										\
+	int rc = -1;								\
+										\
+	pthread_mutex_lock(&tel_ctl->lock);					\
+	if (!tel_ctl->closing)							\
+		rc = tel_##name##_body(params, d);				\
+	pthread_mutex_unlock(&tel_ctl->lock);					\
+	return rc;								\
+}
+
+TEL_LOCKED(stats)
+TEL_LOCKED(ports)
+TEL_LOCKED(workers)
+TEL_LOCKED(rules)
+TEL_LOCKED(config)
 
 int
 sgw_telemetry_register(struct sgw_ctl *ctl)

@@ -30,8 +30,32 @@ static uint8_t sym_rss_key[40] = {
 	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
 };
 
+/* Largest frame an MTU gives: Ethernet header, two VLAN tags, CRC. */
+static uint32_t
+frame_len_of_mtu(uint32_t mtu)
+{
+	return mtu + RTE_ETHER_HDR_LEN + 2 * RTE_VLAN_HLEN + RTE_ETHER_CRC_LEN;
+}
+
+/*
+ * When any port's MTU needs frames longer than one mbuf, frames arrive as mbuf
+ * chains and any port may have to send them: every port then needs
+ * multi-segment TX (drivers' simple TX paths send only the first segment).
+ */
+static bool
+policy_needs_chains(const struct sgw_policy *pol)
+{
+	uint16_t p;
+
+	for (p = 0; p < pol->n_ports; p++)
+		if (pol->ports[p].mtu != 0 &&
+		    frame_len_of_mtu(pol->ports[p].mtu) > RTE_MBUF_DEFAULT_DATAROOM)
+			return true;
+	return false;
+}
+
 static int
-port_init(struct sgw_dp *dp, const struct sgw_policy *pol, uint16_t pidx)
+port_init(struct sgw_dp *dp, const struct sgw_policy *pol, uint16_t pidx, bool chains)
 {
 	const struct sgw_port_conf *pc = &pol->ports[pidx];
 	struct sgw_port_state *ps = &dp->ports[pidx];
@@ -73,8 +97,27 @@ port_init(struct sgw_dp *dp, const struct sgw_policy *pol, uint16_t pidx)
 		/* No RSS: one queue, workers get their share through the hand-off rings. */
 		ps->n_rxq = 1;
 	}
-	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
+	if (pc->mtu != 0) {
+		conf.rxmode.mtu = pc->mtu;
+		if (frame_len_of_mtu(pc->mtu) > RTE_MBUF_DEFAULT_DATAROOM) {
+			if (!(info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)) {
+				SGW_LOG(ERR, "port '%s': MTU %u needs frames in several mbufs and "
+					"the device cannot scatter RX", pc->name, pc->mtu);
+				return -1;
+			}
+			conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+		}
+	}
+	if (chains) {
+		if (!(info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)) {
+			SGW_LOG(ERR, "port '%s': jumbo MTU in this policy, but the device cannot "
+				"send multi-segment frames", pc->name);
+			return -1;
+		}
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	} else if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE) {
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+	}
 
 	rc = rte_eth_dev_configure(port_id, ps->n_rxq, ps->n_txq, &conf);
 	if (rc != 0 && ps->n_rxq > 1) {
@@ -108,12 +151,6 @@ port_init(struct sgw_dp *dp, const struct sgw_policy *pol, uint16_t pidx)
 			SGW_LOG(ERR, "port '%s': TX queue %u: %s", pc->name, q, rte_strerror(-rc));
 			return -1;
 		}
-	}
-	if (pc->mtu != 0) {
-		rc = rte_eth_dev_set_mtu(port_id, pc->mtu);
-		if (rc != 0)
-			SGW_LOG(WARNING, "port '%s': MTU %u refused: %s", pc->name, pc->mtu,
-				rte_strerror(-rc));
 	}
 	rc = rte_eth_dev_start(port_id);
 	if (rc != 0) {
@@ -217,7 +254,7 @@ sgw_dp_init(struct sgw_dp *dp, const struct sgw_policy *pol, uint32_t n_workers,
 
 	dp->n_ports = pol->n_ports;
 	for (p = 0; p < pol->n_ports; p++)
-		if (port_init(dp, pol, p) < 0)
+		if (port_init(dp, pol, p, policy_needs_chains(pol)) < 0)
 			return -1;
 	for (p = 0; p < pol->n_ports; p++) {
 		if (dp->ports[p].n_txq >= n_workers)
@@ -300,17 +337,21 @@ sgw_dp_publish(struct sgw_dp *dp, struct sgw_policy *pol, char *err, size_t errl
 	return 0;
 }
 
+/* Free what is left in a ring at exit, counted as shutdown drops. */
 static void
-free_ring(struct rte_ring *r)
+free_ring(struct rte_ring *r, struct sgw_worker *w)
 {
 	struct rte_mbuf *m[64];
 	unsigned int n, i;
 
 	if (r == NULL)
 		return;
-	while ((n = rte_ring_dequeue_burst(r, (void **)m, RTE_DIM(m), NULL)) > 0)
+	while ((n = rte_ring_dequeue_burst(r, (void **)m, RTE_DIM(m), NULL)) > 0) {
 		for (i = 0; i < n; i++)
 			rte_pktmbuf_free(m[i]);
+		if (w != NULL)
+			w->c.drop[SGW_DROP_SHUTDOWN] += n;
+	}
 }
 
 void
@@ -336,13 +377,15 @@ sgw_dp_drain(struct sgw_dp *dp)
 	for (i = 0; i < dp->n_workers; i++)
 		if (dp->workers[i] != NULL)
 			sgw_worker_flush(dp->workers[i]);
+	/* Send what the TX rings hold until they are empty or the drivers stop taking it. */
 	for (i = 0; i < dp->n_workers; i++)
 		if (dp->workers[i] != NULL)
-			sgw_worker_drain_txrings(dp->workers[i]);
+			while (sgw_worker_drain_txrings(dp->workers[i]) > 0)
+				;
 	for (i = 0; i < dp->n_workers; i++)
-		free_ring(dp->inring[i]);
+		free_ring(dp->inring[i], dp->workers[i]);
 	for (p = 0; p < dp->n_ports; p++)
-		free_ring(dp->txring[p]);
+		free_ring(dp->txring[p], dp->workers[0]);
 }
 
 void

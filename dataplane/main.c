@@ -239,6 +239,7 @@ main(int argc, char **argv)
 	if (rte_pdump_init() != 0)
 		SGW_LOG(WARNING, "packet capture (pdump) unavailable: %s", rte_strerror(rte_errno));
 	if (sgw_ctl_start(&g_ctl) != 0) {
+		sgw_ctl_close(&g_ctl);
 		sgw_dp_fini(&g_dp);
 		goto fail_eal;
 	}
@@ -249,6 +250,8 @@ main(int argc, char **argv)
 	rte_eal_mp_wait_lcore();
 	elapsed = sgw_ctl_elapsed(&g_ctl);
 	sgw_ctl_join(&g_ctl);
+	/* Telemetry outlives us: refuse its requests before anything is torn down. */
+	sgw_ctl_close(&g_ctl);
 
 	sgw_dp_drain(&g_dp);
 	sgw_dp_close_ports(&g_dp);

@@ -45,6 +45,7 @@ enum sgw_drop {
 	SGW_DROP_NO_ROUTE,      /* forward with no next hop and no peer port */
 	SGW_DROP_HANDOFF_FULL,  /* the owning worker's ring was full */
 	SGW_DROP_TX_FULL,       /* the driver or the TX ring refused it */
+	SGW_DROP_SHUTDOWN,      /* still queued when the ports closed at exit */
 	SGW_DROP__COUNT
 };
 
@@ -171,6 +172,9 @@ struct sgw_dp {
 	char instance[12];            /* unique suffix for DPDK object names (pid) */
 };
 
+/* Hand-off and TX ring bursts handled per loop, so rings drain as fast as RX fills them. */
+#define SGW_RING_BURSTS_PER_LOOP 4
+
 /* dp.c: setup and teardown (mempool, ports, rings, workers) */
 int sgw_dp_init(struct sgw_dp *dp, const struct sgw_policy *pol, uint32_t n_workers,
 		const unsigned int *lcores, bool bare_forward, const char *instance);
@@ -191,7 +195,8 @@ int sgw_worker_main(void *arg);
 /* One loop iteration: RX, hand-off, stages, timers, TX drain. Returns packets handled. */
 uint32_t sgw_worker_iter(struct sgw_worker *w, uint64_t now_tsc);
 void sgw_worker_flush(struct sgw_worker *w);
-void sgw_worker_drain_txrings(struct sgw_worker *w);
+/* Send what other workers queued for our TX queues; returns packets sent. */
+uint32_t sgw_worker_drain_txrings(struct sgw_worker *w);
 uint32_t sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s,
 			    struct rte_mbuf **m, uint16_t n, bool may_handoff);
 

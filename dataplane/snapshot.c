@@ -18,16 +18,22 @@ static int
 build_lpm(struct sgw_dp *dp, struct sgw_snapshot *s, char *err, size_t errlen)
 {
 	const struct sgw_policy *p = &s->pol;
-	uint32_t n4 = 0, n6 = 0, t, k;
+	uint32_t n4 = 0, n6 = 0, tbl8_6 = 0, t, k;
 	/* Only the running and the next snapshot coexist: gen mod 2^16 is unique. */
 	char name[RTE_LPM_NAMESIZE];
 
 	for (t = 0; t < p->n_terminals; t++)
 		for (k = 0; k < p->terminals[t].n_prefixes; k++) {
-			if (p->terminals[t].prefixes[k].family == 4)
+			const struct sgw_prefix *pf = &p->terminals[t].prefixes[k];
+
+			if (pf->family == 4) {
 				n4++;
-			else
+			} else {
 				n6++;
+				/* rte_lpm6: 24 bits in tbl24, one tbl8 group per further byte. */
+				if (pf->len > 24)
+					tbl8_6 += (pf->len - 24 + 7) / 8u;
+			}
 		}
 	if (n4 > 0) {
 		struct rte_lpm_config c = {
@@ -46,7 +52,7 @@ build_lpm(struct sgw_dp *dp, struct sgw_snapshot *s, char *err, size_t errlen)
 	if (n6 > 0) {
 		struct rte_lpm6_config c = {
 			.max_rules = n6,
-			.number_tbl8s = RTE_MIN(n6 * 8 + 256, 1u << 18),
+			.number_tbl8s = tbl8_6 + 256,
 		};
 
 		snprintf(name, sizeof(name), "sgw6_%s_%u", dp->instance, (unsigned int)(s->gen & 0xffff));

@@ -21,6 +21,7 @@ static const char *const drop_names[SGW_DROP__COUNT] = {
 	[SGW_DROP_NO_ROUTE] = "no_route",
 	[SGW_DROP_HANDOFF_FULL] = "handoff_ring_full",
 	[SGW_DROP_TX_FULL] = "tx_full",
+	[SGW_DROP_SHUTDOWN] = "shutdown",
 };
 
 const char *

@@ -80,33 +80,51 @@ tx_add(struct sgw_worker *w, uint16_t pidx, struct rte_mbuf *m, uint16_t burst)
 		tx_flush_port(w, pidx);
 }
 
-/* The queue-0 owner sends what workers without a TX queue on the port queued. */
-void
-sgw_worker_drain_txrings(struct sgw_worker *w)
+/* Send one burst from a port's TX ring on our queue; returns packets taken. */
+static uint16_t
+drain_txring_burst(struct sgw_worker *w, uint16_t p, bool *driver_full)
 {
 	struct sgw_dp *dp = w->dp;
 	struct rte_mbuf *m[SGW_BURST_MAX];
-	uint16_t p, i, n, sent;
-	uint64_t bytes;
+	uint64_t bytes = 0;
+	uint16_t i, n, sent;
 
-	for (p = 0; p < dp->n_ports; p++) {
+	n = (uint16_t)rte_ring_dequeue_burst(dp->txring[p], (void **)m, SGW_BURST_MAX, NULL);
+	if (n == 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		bytes += rte_pktmbuf_pkt_len(m[i]);
+	sent = rte_eth_tx_burst(dp->ports[p].port_id, (uint16_t)w->txq[p], m, n);
+	for (i = sent; i < n; i++) {
+		bytes -= rte_pktmbuf_pkt_len(m[i]);
+		drop(w, m[i], SGW_DROP_TX_FULL);
+	}
+	w->c.tx_pkts[p] += sent;
+	w->c.tx_bytes[p] += bytes;
+	*driver_full = sent < n;
+	return n;
+}
+
+/* The queue-0 owner sends what workers without a TX queue on the port queued. */
+uint32_t
+sgw_worker_drain_txrings(struct sgw_worker *w)
+{
+	uint32_t total = 0, b;
+	uint16_t p, n;
+
+	for (p = 0; p < w->dp->n_ports; p++) {
+		bool full = false;
+
 		if (!w->drains_txring[p])
 			continue;
-		n = (uint16_t)rte_ring_dequeue_burst(dp->txring[p], (void **)m, SGW_BURST_MAX,
-						     NULL);
-		if (n == 0)
-			continue;
-		bytes = 0;
-		for (i = 0; i < n; i++)
-			bytes += rte_pktmbuf_pkt_len(m[i]);
-		sent = rte_eth_tx_burst(dp->ports[p].port_id, (uint16_t)w->txq[p], m, n);
-		for (i = sent; i < n; i++) {
-			bytes -= rte_pktmbuf_pkt_len(m[i]);
-			drop(w, m[i], SGW_DROP_TX_FULL);
+		for (b = 0; b < SGW_RING_BURSTS_PER_LOOP && !full; b++) {
+			n = drain_txring_burst(w, p, &full);
+			if (n == 0)
+				break;
+			total += n;
 		}
-		w->c.tx_pkts[p] += sent;
-		w->c.tx_bytes[p] += bytes;
 	}
+	return total;
 }
 
 /*
@@ -496,6 +514,20 @@ sgw_worker_iter(struct sgw_worker *w, uint64_t now_tsc)
 	if (dp->bare_forward) {
 		total = iter_bare(w, s);
 	} else {
+		/*
+		 * Packets other workers already received come first, several bursts
+		 * of them: under overload the backlog stays in the NIC's queues
+		 * (counted there) rather than in the hand-off rings.
+		 */
+		for (q = 0; q < SGW_RING_BURSTS_PER_LOOP && dp->inring[w->idx] != NULL; q++) {
+			n = (uint16_t)rte_ring_dequeue_burst(dp->inring[w->idx], (void **)m,
+							     wc->burst, NULL);
+			if (n == 0)
+				break;
+			w->c.handoff_in += n;
+			total += n;
+			sgw_worker_process(w, s, m, n, false);
+		}
 		for (q = 0; q < w->n_rxq; q++) {
 			const struct sgw_rxq *rq = &w->rxq[q];
 			uint64_t bytes = 0;
@@ -513,18 +545,10 @@ sgw_worker_iter(struct sgw_worker *w, uint64_t now_tsc)
 			total += n;
 			sgw_worker_process(w, s, m, n, true);
 		}
-		if (dp->inring[w->idx] != NULL) {
-			n = (uint16_t)rte_ring_dequeue_burst(dp->inring[w->idx], (void **)m,
-							     wc->burst, NULL);
-			if (n > 0) {
-				w->c.handoff_in += n;
-				total += n;
-				sgw_worker_process(w, s, m, n, false);
-			}
-		}
 		run_timers(w);
 	}
-	sgw_worker_drain_txrings(w);
+	/* Sending for others is work too: the drainer must not doze off while they feed it. */
+	total += sgw_worker_drain_txrings(w);
 	if (now_tsc >= w->tx_deadline) {
 		sgw_worker_flush(w);
 		w->tx_deadline = now_tsc + w->drain_tsc;

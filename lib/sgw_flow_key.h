@@ -36,8 +36,9 @@ _Static_assert(sizeof(struct sgw_flow_key) == 40, "flow key is hashed as 40 byte
 /*
  * Fill key from a parsed TCP, UDP or ESP packet. Returns the direction: 0 when
  * the packet's source is endpoint a, 1 when it is endpoint b. ESP security
- * associations are one-way, so the SPI keys them and no swap changes its
- * meaning; the address pair is still put in canonical order.
+ * associations are one-way, so the SPI keys them and the key keeps the
+ * packet's source as a (dir is always 0); hand-off uses the symmetric
+ * address hash, so both SAs of a pair still meet on one worker.
  */
 static inline int
 sgw_flow_key_from_info(const struct sgw_pkt_info *pi, struct sgw_flow_key *key)

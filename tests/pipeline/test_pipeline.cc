@@ -528,6 +528,35 @@ TEST_F(Pipeline, TwoWorkersHandOffByTerminalAndShareOneTxQueue)
 		EXPECT_LT(sgw_terminal_shard(uint32_t(100 + t), 2), 2u);
 }
 
+/* Packets still in hand-off and TX rings at shutdown are sent, not silently lost. */
+TEST_F(Pipeline, ShutdownDrainSendsEveryQueuedPacket)
+{
+	std::string y = ports_yaml() + "terminals:\n";
+	uint32_t id = 0;
+	/* A terminal that worker 1 owns: its packets all go through the hand-off ring. */
+	for (id = 1; sgw_terminal_shard(id, 2) != 1; id++)
+		;
+	y += "  - {name: t1, id: " + std::to_string(id) + ", prefixes: [10.20.1.0/24]}\n";
+	start(y, 2);
+	Frame f;
+	const int n = 1000;
+	for (int i = 0; i < n; i++) {
+		f.sport = uint16_t(3000 + i);
+		send(a, sgwtest::build(f));
+	}
+	/* Only worker 0 runs: it reads everything and hands it all to worker 1. */
+	while (!rte_ring_empty(a.rx))
+		sgw_worker_iter(dp->workers[0], rte_rdtsc());
+	EXPECT_EQ(dp->workers[0]->c.handoff_out, uint64_t(n));
+	EXPECT_EQ(rte_ring_count(dp->inring[1]), unsigned(n));
+	sgw_dp_drain(dp.get());
+	EXPECT_EQ(recv(b).size(), size_t(n));
+	sgw_counters c = sum();
+	EXPECT_EQ(c.tx_pkts[1], uint64_t(n));
+	EXPECT_EQ(c.drop[SGW_DROP_SHUTDOWN], 0u);
+	EXPECT_EQ(c.drop[SGW_DROP_TX_FULL], 0u);
+}
+
 /* A worker on lcore 1 forwards while the main thread reloads the policy 100 times. */
 TEST_F(Pipeline, HundredReloadsWhileForwardingLoseNothing)
 {
