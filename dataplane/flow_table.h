@@ -13,6 +13,10 @@
 #include "sgw_flow_key.h"
 #include "sgw_timer_wheel.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Timer user values: the event type in the top byte, its object below. */
 #define SGW_TEV_SHIFT     56
 #define SGW_TEV_FLOW_IDLE 1ull
@@ -50,5 +54,9 @@ int32_t sgw_flow_add(struct sgw_flow_table *ft, struct sgw_tw *tw,
 /* A flow's idle timer fired: delete it if idle, else re-arm. Returns 1 if deleted. */
 int sgw_flow_timer_expired(struct sgw_flow_table *ft, struct sgw_tw *tw, int32_t idx,
 			   uint64_t now_ns);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* SGW_FLOW_TABLE_H */
