@@ -29,6 +29,7 @@ struct sgw_flow {
 	uint64_t bytes[2];
 	uint64_t rule_gen;         /* snapshot generation the cached rules belong to */
 	int32_t rule[2];           /* cached first-match rule per direction, -1 none */
+	uint8_t rule_dscp[2];      /* the DSCP the cached rule was matched with */
 	int32_t terminal;
 	sgw_tw_handle_t timer;
 };

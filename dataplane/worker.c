@@ -307,13 +307,14 @@ stage_flows(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf 
 		cached = &f->rule[d];
 		/*
 		 * The cache holds while what a rule can match on is constant for the
-		 * flow and direction; DSCP may change per packet, so rules that match
-		 * on DSCP are looked up for every packet (snapshot flag).
+		 * flow and direction. DSCP may change from packet to packet: when
+		 * some rule matches on DSCP, a packet whose DSCP differs from the one
+		 * the rule was found with is looked up again.
 		 */
-		if (s->rules_dscp)
+		if (*cached == RULE_UNKNOWN || (s->rules_dscp && f->rule_dscp[d] != pi->dscp)) {
 			*cached = rule_for(s, pi, pidx, w->term[i]);
-		else if (*cached == RULE_UNKNOWN)
-			*cached = rule_for(s, pi, pidx, w->term[i]);
+			f->rule_dscp[d] = pi->dscp;
+		}
 		emit(w, s, m[i], pidx, *cached);
 	}
 }

@@ -24,13 +24,17 @@ struct sgw_flow_key {
 	uint16_t b_port;    /* for ESP the low half of the SPI */
 	uint8_t proto;
 	uint8_t family;
-	uint8_t pad[2];     /* always zero: the key is hashed and compared as bytes */
+	/*
+	 * Always zero. 48 bytes, not 44: rte_hash compares keys of 16, 32, 48...
+	 * bytes with vector instructions and any other length with memcmp.
+	 */
+	uint8_t pad[10];
 };
 
 #ifdef __cplusplus
-static_assert(sizeof(struct sgw_flow_key) == 40, "flow key is hashed as 40 bytes");
+static_assert(sizeof(struct sgw_flow_key) == 48, "flow key is hashed as 48 bytes");
 #else
-_Static_assert(sizeof(struct sgw_flow_key) == 40, "flow key is hashed as 40 bytes");
+_Static_assert(sizeof(struct sgw_flow_key) == 48, "flow key is hashed as 48 bytes");
 #endif
 
 /*
@@ -43,30 +47,48 @@ _Static_assert(sizeof(struct sgw_flow_key) == 40, "flow key is hashed as 40 byte
 static inline int
 sgw_flow_key_from_info(const struct sgw_pkt_info *pi, struct sgw_flow_key *key)
 {
-	size_t alen = pi->ip_ver == 4 ? 4 : 16;
-	uint16_t sp = pi->sport, dp = pi->dport;
-	int cmp, dir;
+	const uint8_t *lo = pi->src, *hi = pi->dst;
+	uint16_t sp = pi->sport, dp = pi->dport, lp, hp;
+	uint8_t proto = pi->esp_in_udp ? 50 : pi->ip_proto;
+	int dir;
 
-	memset(key, 0, sizeof(*key));
-	key->proto = pi->esp_in_udp ? 50 : pi->ip_proto;
-	key->family = pi->ip_ver;
-	if (key->proto == 50) {
+	if (proto == 50) {
 		sp = (uint16_t)(pi->esp_spi >> 16);
 		dp = (uint16_t)pi->esp_spi;
+		dir = 0;
+	} else {
+		int cmp;
+
+		if (pi->ip_ver == 4) {
+			/* The parser zeroes bytes 4..15 of IPv4 addresses: compare 4. */
+			uint32_t x, y;
+
+			memcpy(&x, pi->src, 4);
+			memcpy(&y, pi->dst, 4);
+			x = __builtin_bswap32(x);
+			y = __builtin_bswap32(y);
+			cmp = (x > y) - (x < y);
+		} else {
+			cmp = memcmp(pi->src, pi->dst, 16);
+		}
+		dir = cmp > 0 || (cmp == 0 && sp > dp);
 	}
-	cmp = memcmp(pi->src, pi->dst, alen);
-	dir = cmp > 0 || (cmp == 0 && sp > dp);
-	if (key->proto == 50 || !dir) {
-		memcpy(key->a, pi->src, alen);
-		memcpy(key->b, pi->dst, alen);
-		key->a_port = sp;
-		key->b_port = dp;
-		return key->proto == 50 ? 0 : dir;
+	lp = sp;
+	hp = dp;
+	if (dir) {
+		lo = pi->dst;
+		hi = pi->src;
+		lp = dp;
+		hp = sp;
 	}
-	memcpy(key->a, pi->dst, alen);
-	memcpy(key->b, pi->src, alen);
-	key->a_port = dp;
-	key->b_port = sp;
+	/* Whole 16-byte copies: IPv4 addresses come zero-padded from the parser. */
+	memcpy(key->a, lo, 16);
+	memcpy(key->b, hi, 16);
+	key->a_port = lp;
+	key->b_port = hp;
+	key->proto = proto;
+	key->family = pi->ip_ver;
+	memset(key->pad, 0, sizeof(key->pad));
 	return dir;
 }
 

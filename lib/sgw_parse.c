@@ -550,6 +550,26 @@ done:
 	return parse_l4(conf, data, p, end, partial, info);
 }
 
+/*
+ * Zero n bytes (a multiple of 8, known at compile time) with 8-byte stores:
+ * GCC calls the library memset for these sizes, which costs a call and a
+ * size dispatch per packet on the hottest path.
+ */
+static inline void
+zero8(void *p, size_t n)
+{
+	static const uint64_t z;
+	size_t i;
+
+	for (i = 0; i < n; i += 8)
+		memcpy((uint8_t *)p + i, &z, 8);
+}
+
+_Static_assert(offsetof(struct sgw_pkt_info, src) % 8 == 0 &&
+	       offsetof(struct sgw_tcp_opts, sack) % 8 == 0 &&
+	       offsetof(struct sgw_pkt_info, tcp_opts) % 8 == 0,
+	       "zero8 clears whole 8-byte words");
+
 static inline enum sgw_parse_reason
 parse_frame(const struct sgw_parse_conf *conf, const uint8_t *data, size_t len, size_t flen,
 	    struct sgw_pkt_info *info)
@@ -560,8 +580,8 @@ parse_frame(const struct sgw_parse_conf *conf, const uint8_t *data, size_t len, 
 	/* Scalars up to the addresses and the TCP option scalars; SACK blocks
 	 * past n_sack are never read, so they are not cleared.
 	 */
-	memset(info, 0, offsetof(struct sgw_pkt_info, src));
-	memset(&info->tcp_opts, 0, offsetof(struct sgw_tcp_opts, sack));
+	zero8(info, offsetof(struct sgw_pkt_info, src));
+	zero8(&info->tcp_opts, offsetof(struct sgw_tcp_opts, sack));
 
 	if (SGW_UNLIKELY(len < ETH_HLEN))
 		return fail_noaddr(info, SGW_PR_ETH_TRUNC);
