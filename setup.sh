@@ -24,7 +24,7 @@ packages=(
 	build-essential cmake ninja-build pkg-config
 	dpdk dpdk-dev libdpdk-dev libpcap-dev
 	libyaml-dev libgtest-dev libgmock-dev libbenchmark-dev
-	iperf3 iproute2 ethtool procps python3 python3-scapy lua5.4
+	iperf3 iproute2 ethtool procps python3 python3-scapy lua5.4 valgrind
 )
 
 missing=()
@@ -46,6 +46,6 @@ ninja -C build
 case "$job" in
 demo) exec tests/e2e/demo.sh build/dataplane/satgw ;;
 test) cd build && exec ctest --output-on-failure --timeout 600 ;;
-bench) exec tests/bench/run.sh build ;;
+bench) exec tests/bench/run.sh --build-dir build ;;
 build) ;;
 esac
