@@ -43,6 +43,11 @@ sgw_policy_restart_diff(const struct sgw_policy *cur, const struct sgw_policy *n
 		snprintf(why, len, "limits changed");
 		return 1;
 	}
+	if (memcmp(&cur->emu, &next->emu, sizeof(cur->emu)) != 0) {
+		/* The link models hold state (schedule, channel, RNG) the workers own. */
+		snprintf(why, len, "link changed");
+		return 1;
+	}
 	if (cur->workers.burst != next->workers.burst ||
 	    cur->workers.timer_tick_us != next->workers.timer_tick_us) {
 		snprintf(why, len, "workers.burst or workers.timer_tick_us changed");

@@ -26,6 +26,7 @@
 
 #include "control.h"
 #include "flow_table.h"
+#include "sgw_linkem.h"
 
 #define RULES_PAGE 128
 
@@ -271,8 +272,7 @@ tel_config_body(const char *params __rte_unused, struct rte_tel_data *d)
 	rte_tel_data_add_dict_string(d, "file", tel_ctl->config_path);
 	rte_tel_data_add_dict_u64(d, "generation", tel_ctl->dp->snap->gen);
 	rte_tel_data_add_dict_string(d, "role", sgw_role_name(p->role));
-	rte_tel_data_add_dict_string(d, "mode", tel_ctl->dp->bare_forward ? "bare-forward" :
-				     "pipeline");
+	rte_tel_data_add_dict_string(d, "mode", sgw_dp_mode_name(tel_ctl->dp));
 	rte_tel_data_add_dict_u64(d, "workers", tel_ctl->dp->n_workers);
 	rte_tel_data_add_dict_u64(d, "ports", p->n_ports);
 	rte_tel_data_add_dict_u64(d, "next_hops", p->n_next_hops);
@@ -333,6 +333,46 @@ tel_reload(const char *cmd __rte_unused, const char *params __rte_unused, struct
 	return 0;
 }
 
+/* role emulator: each direction's link counters, as worker 0 last published them. */
+static int
+tel_link_body(const char *params __rte_unused, struct rte_tel_data *d)
+{
+	struct sgw_dp *dp = tel_ctl->dp;
+	int k;
+
+	rte_tel_data_start_dict(d);
+	if (!dp->emulator)
+		return 0;
+	for (k = 0; k < 2; k++) {
+		struct rte_tel_data *ld = rte_tel_data_alloc();
+		struct sgw_linkem_stats ls;
+
+		if (ld == NULL)
+			break;
+		/* Published by worker 0 every 10 ms (reading the model would advance it). */
+		sgw_emu_read_stats(dp, k, &ls);
+		rte_tel_data_start_dict(ld);
+		rte_tel_data_add_dict_u64(ld, "offered_packets", ls.offered_pkts);
+		rte_tel_data_add_dict_u64(ld, "offered_bytes", ls.offered_bytes);
+		rte_tel_data_add_dict_u64(ld, "delivered_packets", ls.delivered_pkts);
+		rte_tel_data_add_dict_u64(ld, "delivered_bytes", ls.delivered_bytes);
+		rte_tel_data_add_dict_u64(ld, "dropped_queue", ls.drop_pkts[SGW_LE_DROP_QUEUE]);
+		rte_tel_data_add_dict_u64(ld, "dropped_loss", ls.drop_pkts[SGW_LE_DROP_LOSS]);
+		rte_tel_data_add_dict_u64(ld, "dropped_outage", ls.drop_pkts[SGW_LE_DROP_OUTAGE]);
+		rte_tel_data_add_dict_u64(ld, "queue_packets", ls.queue_pkts);
+		rte_tel_data_add_dict_u64(ld, "queue_bytes", ls.queue_bytes);
+		rte_tel_data_add_dict_u64(ld, "queue_packets_max", ls.queue_pkts_max);
+		rte_tel_data_add_dict_u64(ld, "queue_bytes_max", ls.queue_bytes_max);
+		rte_tel_data_add_dict_u64(ld, "held_now", dp->emu[k].n);
+		rte_tel_data_add_dict_u64(ld, "good_ns", ls.state_ns[0]);
+		rte_tel_data_add_dict_u64(ld, "bad_ns", ls.state_ns[1]);
+		rte_tel_data_add_dict_u64(ld, "state_changes", ls.state_changes);
+		rte_tel_data_add_dict_u64(ld, "loss_bursts", ls.loss_bursts);
+		add_container(d, sgw_emu_dir_name(k), ld);
+	}
+	return 0;
+}
+
 /*
  * Every read runs under the control lock and not at all once shutdown has
  * begun: the telemetry thread outlives the dataplane (22.11 cannot
@@ -356,6 +396,7 @@ TEL_LOCKED(ports)
 TEL_LOCKED(workers)
 TEL_LOCKED(rules)
 TEL_LOCKED(config)
+TEL_LOCKED(link)
 
 int
 sgw_telemetry_register(struct sgw_ctl *ctl)
@@ -371,6 +412,8 @@ sgw_telemetry_register(struct sgw_ctl *ctl)
 				       "satgw rule counters. Parameter: first rule index") != 0 ||
 	    rte_telemetry_register_cmd("/satgw/config", tel_config,
 				       "satgw running policy summary. No parameters") != 0 ||
+	    rte_telemetry_register_cmd("/satgw/link", tel_link,
+				       "satgw emulator: per-direction link counters") != 0 ||
 	    rte_telemetry_register_cmd("/satgw/reload", tel_reload,
 				       "satgw: re-read and apply the policy file") != 0) {
 		SGW_CLOG(WARNING, "cannot register telemetry commands");

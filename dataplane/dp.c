@@ -240,6 +240,8 @@ sgw_dp_init(struct sgw_dp *dp, const struct sgw_policy *pol, uint32_t n_workers,
 	snprintf(dp->instance, sizeof(dp->instance), "%s", instance);
 	for (i = 0; i < RTE_MAX_ETHPORTS; i++)
 		dp->pidx_of[i] = -1;
+	for (i = 0; i < SGW_MAX_PORTS; i++)
+		dp->emu_dir_of[i] = -1;
 
 	cache = RTE_MIN(pol->limits.mbuf_cache, (uint32_t)RTE_MEMPOOL_CACHE_MAX_SIZE);
 	cache = RTE_MIN(cache, pol->limits.mbufs / 2);
@@ -283,6 +285,14 @@ sgw_dp_init(struct sgw_dp *dp, const struct sgw_policy *pol, uint32_t n_workers,
 	for (i = 0; i < n_workers; i++) {
 		dp->workers[i] = worker_create(dp, pol, i, lcores[i]);
 		if (dp->workers[i] == NULL)
+			return -1;
+	}
+
+	if (pol->role == SGW_ROLE_EMULATOR) {
+		if (n_workers > 1)
+			SGW_LOG(WARNING, "role emulator runs on one worker; %u lcores idle",
+				n_workers - 1);
+		if (sgw_emu_init(dp, pol) < 0)
 			return -1;
 	}
 
@@ -382,6 +392,8 @@ sgw_dp_drain(struct sgw_dp *dp)
 		if (dp->workers[i] != NULL)
 			while (sgw_worker_drain_txrings(dp->workers[i]) > 0)
 				;
+	if (dp->emulator)
+		sgw_emu_drop_held(dp);
 	for (i = 0; i < dp->n_workers; i++)
 		free_ring(dp->inring[i], dp->workers[i]);
 	for (p = 0; p < dp->n_ports; p++)
@@ -416,6 +428,7 @@ sgw_dp_fini(struct sgw_dp *dp)
 	uint16_t p;
 
 	sgw_dp_close_ports(dp);
+	sgw_emu_fini(dp);
 	for (p = 0; p < dp->n_ports; p++) {
 		rte_ring_free(dp->txring[p]);
 		dp->txring[p] = NULL;

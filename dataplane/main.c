@@ -243,8 +243,8 @@ main(int argc, char **argv)
 		sgw_dp_fini(&g_dp);
 		goto fail_eal;
 	}
-	SGW_LOG(NOTICE, "running %s with %u worker(s), policy %s", g_dp.bare_forward ?
-		"bare forward" : "pipeline", nw, g_ctl.config_path);
+	SGW_LOG(NOTICE, "running %s with %u worker(s), policy %s", sgw_dp_mode_name(&g_dp), nw,
+		g_ctl.config_path);
 
 	rte_eal_mp_remote_launch(launch_worker, NULL, CALL_MAIN);
 	rte_eal_mp_wait_lcore();

@@ -110,6 +110,29 @@ struct sgw_rxq {
 struct sgw_flow_table;
 struct sgw_tw;
 struct sgw_dp;
+struct sgw_linkem;
+
+/* role: emulator. One direction's link model and the frames it holds (a FIFO). */
+struct sgw_emu_dir {
+	struct sgw_linkem *lm;
+	int16_t in_pidx;
+	int16_t out_pidx;
+	uint32_t cap;
+	uint32_t head;
+	uint32_t n;
+	uint64_t hold_full;           /* must stay 0: the FIFO is sized from the model's bound */
+	/*
+	 * The model's counters as worker 0 last published them (every 10 ms):
+	 * reading the model itself advances its channel and RNG, so only its
+	 * owner may. Readers retry while pub_seq is odd or changes under them.
+	 */
+	uint32_t pub_seq;
+	struct sgw_linkem_stats *pub;
+	struct {
+		struct rte_mbuf *m;
+		uint64_t release_ns;
+	} *q;
+};
 
 struct sgw_worker {
 	/* read-mostly */
@@ -169,6 +192,10 @@ struct sgw_dp {
 	bool bare_forward;
 	volatile int quit;
 	uint64_t next_gen;
+	bool emulator;                /* role: emulator (worker 0 runs both directions) */
+	int8_t emu_dir_of[SGW_MAX_PORTS];  /* input port -> direction, -1 none */
+	struct sgw_emu_dir emu[2];
+	uint64_t emu_pub_ns;          /* when worker 0 last published link counters */
 	char instance[12];            /* unique suffix for DPDK object names (pid) */
 };
 
@@ -200,11 +227,25 @@ uint32_t sgw_worker_drain_txrings(struct sgw_worker *w);
 uint32_t sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s,
 			    struct rte_mbuf **m, uint16_t n, bool may_handoff);
 
+/* emulator.c */
+int sgw_emu_init(struct sgw_dp *dp, const struct sgw_policy *pol);
+uint32_t sgw_emu_iter(struct sgw_worker *w, const struct sgw_snapshot *s);
+uint64_t sgw_emu_next_release(const struct sgw_dp *dp, uint64_t now_ns);
+void sgw_emu_drop_held(struct sgw_dp *dp);
+void sgw_emu_fini(struct sgw_dp *dp);
+const char *sgw_emu_dir_name(int d);
+/* A consistent copy of a direction's published counters (any thread). */
+void sgw_emu_read_stats(const struct sgw_dp *dp, int d, struct sgw_linkem_stats *st);
+
+/* Queue a packet for TX on a policy port (buffered, flushed at burst or deadline). */
+void sgw_worker_tx(struct sgw_worker *w, uint16_t pidx, struct rte_mbuf *m, uint16_t burst);
+
 /* stats.c */
 void sgw_counters_sum(const struct sgw_dp *dp, struct sgw_counters *sum);
 int sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s);
 void sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s);
 const char *sgw_drop_name(enum sgw_drop d);
+const char *sgw_dp_mode_name(const struct sgw_dp *dp);
 void sgw_rule_totals(const struct sgw_snapshot *s, uint32_t r, uint64_t *pkts, uint64_t *bytes);
 uint32_t sgw_flows_active(const struct sgw_dp *dp);
 

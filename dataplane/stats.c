@@ -13,6 +13,7 @@
 
 #include "flow_table.h"
 #include "sgw_dp.h"
+#include "sgw_linkem.h"
 
 static const char *const drop_names[SGW_DROP__COUNT] = {
 	[SGW_DROP_MALFORMED] = "malformed",
@@ -23,6 +24,12 @@ static const char *const drop_names[SGW_DROP__COUNT] = {
 	[SGW_DROP_TX_FULL] = "tx_full",
 	[SGW_DROP_SHUTDOWN] = "shutdown",
 };
+
+const char *
+sgw_dp_mode_name(const struct sgw_dp *dp)
+{
+	return dp->bare_forward ? "bare-forward" : dp->emulator ? "emulator" : "pipeline";
+}
 
 const char *
 sgw_drop_name(enum sgw_drop d)
@@ -110,7 +117,7 @@ sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 
 	sgw_counters_sum(dp, &c);
 	fprintf(f, "{\n  \"version\": \"%s\",\n  \"mode\": \"%s\",\n  \"elapsed_s\": %.3f,\n",
-		SGW_VERSION, dp->bare_forward ? "bare-forward" : "pipeline", elapsed_s);
+		SGW_VERSION, sgw_dp_mode_name(dp), elapsed_s);
 	fprintf(f, "  \"workers\": %u,\n  \"policy_generation\": %" PRIu64 ",\n", dp->n_workers,
 		s != NULL ? s->gen : 0);
 	fprintf(f, "  \"ports\": [");
@@ -167,6 +174,30 @@ sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 	fprintf(f, "  \"loops\": %" PRIu64 ",\n  \"idle_sleeps\": %" PRIu64
 		",\n  \"timers_expired\": %" PRIu64 ",\n", c.loops, c.idle_sleeps,
 		c.timers_expired);
+	if (dp->emulator) {
+		int d;
+
+		fprintf(f, "  \"link\": {");
+		for (d = 0; d < 2; d++) {
+			struct sgw_linkem_stats ls;
+			uint64_t now = dp->workers[0] != NULL ? dp->workers[0]->now_ns : 0;
+
+			sgw_linkem_get_stats(dp->emu[d].lm, now, &ls);
+			fprintf(f, "%s\n    \"%s\": {\"offered_packets\": %" PRIu64
+				", \"offered_bytes\": %" PRIu64 ", \"delivered_packets\": %" PRIu64
+				", \"delivered_bytes\": %" PRIu64 ", \"dropped_queue\": %" PRIu64
+				", \"dropped_loss\": %" PRIu64 ", \"dropped_outage\": %" PRIu64
+				", \"queue_packets_max\": %u, \"queue_bytes_max\": %u"
+				", \"held_now\": %u, \"good_ns\": %" PRIu64 ", \"bad_ns\": %" PRIu64
+				", \"state_changes\": %" PRIu64 ", \"loss_bursts\": %" PRIu64 "}",
+				d ? "," : "", sgw_emu_dir_name(d), ls.offered_pkts, ls.offered_bytes,
+				ls.delivered_pkts, ls.delivered_bytes, ls.drop_pkts[SGW_LE_DROP_QUEUE],
+				ls.drop_pkts[SGW_LE_DROP_LOSS], ls.drop_pkts[SGW_LE_DROP_OUTAGE],
+				ls.queue_pkts_max, ls.queue_bytes_max, dp->emu[d].n, ls.state_ns[0],
+				ls.state_ns[1], ls.state_changes, ls.loss_bursts);
+		}
+		fprintf(f, "\n  },\n");
+	}
 	fprintf(f, "  \"mempool\": {\"size\": %u, \"in_use\": %u}\n}\n",
 		dp->pool ? dp->pool->size : 0, dp->pool ? rte_mempool_in_use_count(dp->pool) : 0);
 	return ferror(f) ? -1 : 0;
@@ -196,7 +227,7 @@ sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 
 	sgw_counters_sum(dp, &c);
 	fprintf(f, "satgw %s: %s, %u worker(s), %.1f s\n", SGW_VERSION,
-		dp->bare_forward ? "bare forward" : "pipeline", dp->n_workers, elapsed_s);
+		sgw_dp_mode_name(dp), dp->n_workers, elapsed_s);
 	fprintf(f, "  %-10s %14s %14s %14s %14s\n", "port", "rx pkts", "rx bytes", "tx pkts",
 		"tx bytes");
 	for (p = 0; p < dp->n_ports; p++)
@@ -215,8 +246,24 @@ sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 	for (i = 0; i < SGW_DROP__COUNT; i++)
 		if (c.drop[i] != 0)
 			fprintf(f, "  dropped   %-16s %" PRIu64 "\n", sgw_drop_name(i), c.drop[i]);
-	fprintf(f, "  flows: %" PRIu64 " created, %" PRIu64 " expired, %" PRIu64
-		" bypassed (table full)\n", c.flows_created, c.flows_expired, c.flows_bypassed);
+	if (dp->emulator) {
+		int d;
+
+		for (d = 0; d < 2; d++) {
+			struct sgw_linkem_stats ls;
+
+			sgw_linkem_get_stats(dp->emu[d].lm, dp->workers[0]->now_ns, &ls);
+			fprintf(f, "  link %-7s offered %" PRIu64 ", delivered %" PRIu64 ", lost %"
+				PRIu64 " (channel) + %" PRIu64 " (outage), queue drops %" PRIu64 "\n",
+				sgw_emu_dir_name(d), ls.offered_pkts, ls.delivered_pkts,
+				ls.drop_pkts[SGW_LE_DROP_LOSS], ls.drop_pkts[SGW_LE_DROP_OUTAGE],
+				ls.drop_pkts[SGW_LE_DROP_QUEUE]);
+		}
+	} else {
+		fprintf(f, "  flows: %" PRIu64 " created, %" PRIu64 " expired, %" PRIu64
+			" bypassed (table full)\n", c.flows_created, c.flows_expired,
+			c.flows_bypassed);
+	}
 	if (elapsed_s > 0) {
 		uint64_t tx = 0, txb = 0;
 

@@ -105,6 +105,12 @@ drain_txring_burst(struct sgw_worker *w, uint16_t p, bool *driver_full)
 	return n;
 }
 
+void
+sgw_worker_tx(struct sgw_worker *w, uint16_t pidx, struct rte_mbuf *m, uint16_t burst)
+{
+	tx_add(w, pidx, m, burst);
+}
+
 /* The queue-0 owner sends what workers without a TX queue on the port queued. */
 uint32_t
 sgw_worker_drain_txrings(struct sgw_worker *w)
@@ -514,6 +520,9 @@ sgw_worker_iter(struct sgw_worker *w, uint64_t now_tsc)
 
 	if (dp->bare_forward) {
 		total = iter_bare(w, s);
+	} else if (dp->emulator) {
+		if (w->idx == 0)
+			total = sgw_emu_iter(w, s);
 	} else {
 		/*
 		 * Packets other workers already received come first, several bursts
@@ -573,7 +582,10 @@ sgw_worker_main(void *arg)
 		rte_rcu_qsbr_quiescent(dp->rcu, w->idx);
 		if (n > 0) {
 			w->last_busy_tsc = now;
-		} else if (w->backoff_tsc > 0 && now - w->last_busy_tsc > w->backoff_tsc) {
+		} else if (w->backoff_tsc > 0 && now - w->last_busy_tsc > w->backoff_tsc &&
+			   (!dp->emulator ||
+			    sgw_emu_next_release(dp, w->now_ns) > (uint64_t)w->sleep_us * 1000)) {
+			/* (An emulator holding a frame due sooner than a nap stays awake.) */
 			/* Idle: let other processes have the core. Offline so reloads need not wait. */
 			sgw_worker_flush(w);
 			rte_rcu_qsbr_thread_offline(dp->rcu, w->idx);

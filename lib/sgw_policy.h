@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sgw_linkem.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -128,6 +130,20 @@ struct sgw_workers_conf {
 	uint32_t timer_tick_us;     /* timer wheel tick, default 100 */
 };
 
+/* role: emulator. One direction of the emulated link: frames from one port to the other. */
+struct sgw_link_dir {
+	int16_t from_port;          /* policy port index */
+	int16_t to_port;
+	struct sgw_linkem_conf em;
+};
+
+enum { SGW_LINK_FORWARD = 0, SGW_LINK_RETURN = 1 };
+
+struct sgw_emulator_conf {
+	uint64_t seed;              /* same seed, same run */
+	struct sgw_link_dir dir[2]; /* forward (hub -> terminals) and return */
+};
+
 struct sgw_policy {
 	enum sgw_role role;
 	uint8_t lift_proto;         /* default 253 */
@@ -147,6 +163,7 @@ struct sgw_policy {
 
 	struct sgw_limits limits;
 	struct sgw_workers_conf workers;
+	struct sgw_emulator_conf emu;    /* role: emulator only */
 };
 
 /* What a rule matches on, extracted from one packet. Host order scalars. */

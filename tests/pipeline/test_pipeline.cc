@@ -636,4 +636,118 @@ TEST_F(Pipeline, ReloadRefusesRestartOnlyChanges)
 	sgw_policy_free(&next);
 }
 
+/* ---- role: emulator ---------------------------------------------------------- */
+
+class Emulator : public Pipeline {
+protected:
+	std::string emu_yaml(const std::string &fwd, const std::string &ret,
+			     const std::string &extra = "")
+	{
+		return "version: 1\nrole: emulator\nports:\n"
+		       "  - {name: hub-side, device: " + a.name + ", role: satellite}\n"
+		       "  - {name: term-side, device: " + b.name + ", role: satellite}\n"
+		       "link:\n  seed: 7\n"
+		       "  forward: {from: hub-side, to: term-side, " + fwd + "}\n"
+		       "  return: {from: term-side, to: hub-side, " + ret + "}\n" + extra;
+	}
+
+	/* The worker's TSC for a virtual time (ns since the worker's time zero). */
+	uint64_t tsc_at(uint64_t ns)
+	{
+		sgw_worker *w = dp->workers[0];
+		return w->ns_base_tsc + uint64_t(double(ns) / w->ns_per_tsc) + 1;
+	}
+
+	void step(uint64_t ns)
+	{
+		sgw_worker_iter(dp->workers[0], tsc_at(ns));
+		sgw_worker_flush(dp->workers[0]);
+	}
+};
+
+TEST_F(Emulator, HoldsSerialisationAndDelayExactly)
+{
+	start(emu_yaml("rate_bps: 1000000, delay_ms: 100", "rate_bps: 1000000, delay_ms: 100",
+		       "limits: {mbufs: 16383}\n"));
+	Frame f;
+	f.payload = 1500 - 14 - 20 - 32; /* 1500-byte frames */
+	std::vector<Bytes> sent;
+	for (int i = 0; i < 10; i++) {
+		f.sport = uint16_t(100 + i);
+		sent.push_back(sgwtest::build(f));
+		ASSERT_EQ(sent.back().size(), 1500u);
+		send(a, sent.back());
+	}
+	step(0); /* all ten offered at t = 0 */
+	std::vector<uint64_t> seen;
+	std::vector<Bytes> got;
+	for (uint64_t t = 0; t <= 300000000ull; t += 500000ull) {
+		step(t);
+		for (auto &fr : recv(b)) {
+			got.push_back(fr);
+			seen.push_back(t);
+		}
+	}
+	ASSERT_EQ(got.size(), 10u);
+	for (int i = 0; i < 10; i++) {
+		/* 1500 bytes at 1 Mbit/s take 12 ms each; then 100 ms of propagation. */
+		uint64_t want = uint64_t(i + 1) * 12000000ull + 100000000ull;
+		EXPECT_GE(seen[i], want) << "frame " << i;
+		EXPECT_LT(seen[i], want + 500000ull) << "frame " << i;
+		EXPECT_EQ(got[i], sent[i]);
+	}
+	EXPECT_EQ(recv(a).size(), 0u);
+}
+
+TEST_F(Emulator, AsymmetricDirectionsAndLossCounted)
+{
+	start(emu_yaml("rate_bps: 100000000, delay_ms: 10, loss: {model: random, p: 0.5}",
+		       "rate_bps: 1000000, delay_ms: 10",
+		       "limits: {mbufs: 32767}\n"));
+	Frame f;
+	const int n = 2000;
+	for (int i = 0; i < n; i++) {
+		f.sport = uint16_t(i);
+		send(a, sgwtest::build(f));
+		if (i % 64 == 63)
+			step(0);
+	}
+	step(0);
+	for (uint64_t t = 0; t <= 50000000ull; t += 1000000ull)
+		step(t);
+	size_t got = recv(b).size();
+	EXPECT_GT(got, 800u);
+	EXPECT_LT(got, 1200u);
+	sgw_linkem_stats st;
+	sgw_linkem_get_stats(dp->emu[0].lm, 50000000ull, &st);
+	EXPECT_EQ(st.offered_pkts, uint64_t(n));
+	EXPECT_EQ(st.delivered_pkts, got);
+	/* 2000 frames offered at one instant also overflow the 1000-packet queue. */
+	EXPECT_EQ(st.drop_pkts[SGW_LE_DROP_LOSS] + st.drop_pkts[SGW_LE_DROP_QUEUE],
+		  uint64_t(n) - got);
+	EXPECT_GT(st.drop_pkts[SGW_LE_DROP_LOSS], 800u);
+	EXPECT_EQ(dp->emu[0].hold_full, 0u);
+	/* The slow return direction: 60-byte frames at 1 Mbit/s, 0.48 ms each. */
+	for (int i = 0; i < 10; i++)
+		send(b, sgwtest::arp_request());
+	step(60000000ull);
+	step(60000000ull + 10000000ull + 10 * 480000ull + 1000ull);
+	EXPECT_EQ(recv(a).size(), 10u);
+}
+
+TEST_F(Emulator, RefusesToStartWithoutMbufsForRateTimesDelay)
+{
+	struct sgw_policy pol;
+	struct sgw_cfg_errors errs;
+	unsigned int lcores[1] = {0};
+	/* 10 Gbit/s x 280 ms at 60-byte frames is ~5.8M frames in flight. */
+	std::string y = emu_yaml("rate_bps: 10000000000, delay_ms: 280", "rate_bps: 1000000",
+				 "limits: {mbufs: 16383}\n");
+	ASSERT_EQ(sgw_policy_load_buffer("e.yaml", y.data(), y.size(), &pol, &errs), 0)
+		<< (errs.n ? errs.e[0].msg : "");
+	EXPECT_LT(sgw_dp_init(dp.get(), &pol, 1, lcores, false, "emuref"), 0);
+	inited = true; /* free what init made */
+	sgw_policy_free(&pol);
+}
+
 } // namespace

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -114,6 +115,50 @@ expect_same_prefix(const sgw_prefix &a, const sgw_prefix &b)
 }
 
 void
+expect_same_loss_state(const sgw_loss_state &a, const sgw_loss_state &b)
+{
+	EXPECT_EQ(a.mean_s, b.mean_s);
+	EXPECT_EQ(a.ber, b.ber);
+	EXPECT_EQ(a.p, b.p);
+}
+
+/* Field by field, then bytewise: the control thread compares links with memcmp. */
+void
+expect_same_link(const sgw_emulator_conf &a, const sgw_emulator_conf &b)
+{
+	EXPECT_EQ(a.seed, b.seed);
+	for (int d = 0; d < 2; d++) {
+		const sgw_link_dir &x = a.dir[d], &y = b.dir[d];
+		const sgw_linkem_conf &c = x.em, &e = y.em;
+
+		SCOPED_TRACE(d == 0 ? "link forward" : "link return");
+		EXPECT_EQ(x.from_port, y.from_port);
+		EXPECT_EQ(x.to_port, y.to_port);
+		EXPECT_EQ(c.rate_bps, e.rate_bps);
+		EXPECT_EQ(c.delay_ns, e.delay_ns);
+		EXPECT_EQ(c.jitter_ns, e.jitter_ns);
+		EXPECT_EQ(c.overhead_bytes, e.overhead_bytes);
+		EXPECT_EQ(c.queue_bytes, e.queue_bytes);
+		EXPECT_EQ(c.queue_pkts, e.queue_pkts);
+		EXPECT_EQ(c.aqm, e.aqm);
+		EXPECT_EQ(c.red_min_bytes, e.red_min_bytes);
+		EXPECT_EQ(c.red_max_bytes, e.red_max_bytes);
+		EXPECT_EQ(c.red_max_p, e.red_max_p);
+		EXPECT_EQ(c.red_wq, e.red_wq);
+		EXPECT_EQ(c.loss, e.loss);
+		expect_same_loss_state(c.good, e.good);
+		expect_same_loss_state(c.bad, e.bad);
+		ASSERT_EQ(c.n_outages, e.n_outages);
+		for (unsigned i = 0; i < c.n_outages; i++) {
+			EXPECT_EQ(c.outages[i].start_ns, e.outages[i].start_ns);
+			EXPECT_EQ(c.outages[i].dur_ns, e.outages[i].dur_ns);
+			EXPECT_EQ(c.outages[i].period_ns, e.outages[i].period_ns);
+		}
+	}
+	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
+}
+
+void
 expect_same_policy(const sgw_policy &a, const sgw_policy &b)
 {
 	EXPECT_EQ(a.role, b.role);
@@ -196,6 +241,7 @@ expect_same_policy(const sgw_policy &a, const sgw_policy &b)
 	EXPECT_EQ(a.workers.burst, b.workers.burst);
 	EXPECT_EQ(a.workers.tx_drain_us, b.workers.tx_drain_us);
 	EXPECT_EQ(a.workers.timer_tick_us, b.workers.timer_tick_us);
+	expect_same_link(a.emu, b.emu);
 }
 
 /* Load text, dump it, load the dump: same policy, and the dump is a fixed point. */
@@ -305,13 +351,13 @@ slurp(const std::string &path)
 	return ss.str();
 }
 
-/* docs/configuration.md quotes both example files: they must not drift apart. */
+/* docs/configuration.md quotes the example files: they must not drift apart. */
 TEST(PolicyCorpus, DocsQuoteTheExamples)
 {
 	std::string doc = slurp(std::string(SGW_TEST_DATA_DIR) + "/../../docs/configuration.md");
 
 	ASSERT_FALSE(doc.empty());
-	for (const char *f : { "hub-example.yaml", "terminal-site.yaml" }) {
+	for (const char *f : { "hub-example.yaml", "terminal-site.yaml", "emulator-geo.yaml" }) {
 		std::string text = slurp(policy_dir("good") + "/" + f);
 
 		ASSERT_FALSE(text.empty()) << f;
@@ -776,6 +822,263 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 		p.malformed = (sgw_malformed_policy)rnd(2);
 		p.default_action = rnd(2) ? SGW_ACT_FORWARD : SGW_ACT_DROP;
 
+		SCOPED_TRACE("iteration " + std::to_string(iter));
+		expect_round_trip(p);
+		sgw_policy_free(&p);
+	}
+}
+
+
+/* ---- role: emulator, the link section ----------------------------------------- */
+
+TEST(PolicyYaml, EmulatorGeoValues)
+{
+	Loaded l(policy_dir("good") + "/emulator-geo.yaml");
+
+	ASSERT_EQ(l.rc, 0) << errors_text(l.errs);
+	const sgw_policy &p = l.p;
+	const sgw_link_dir &f = p.emu.dir[SGW_LINK_FORWARD], &r = p.emu.dir[SGW_LINK_RETURN];
+	EXPECT_EQ(p.role, SGW_ROLE_EMULATOR);
+	EXPECT_EQ(p.emu.seed, 42u);
+	EXPECT_EQ(f.from_port, 0);
+	EXPECT_EQ(f.to_port, 1);
+	EXPECT_EQ(r.from_port, 1);
+	EXPECT_EQ(r.to_port, 0);
+	EXPECT_EQ(f.em.rate_bps, 20000000u);
+	EXPECT_EQ(f.em.delay_ns, 270000000u);
+	EXPECT_EQ(f.em.jitter_ns, 500000u);
+	EXPECT_EQ(f.em.overhead_bytes, 24u);
+	EXPECT_EQ(f.em.queue_pkts, 1000u);
+	EXPECT_EQ(f.em.queue_bytes, 1500000u);
+	EXPECT_EQ(f.em.aqm, SGW_AQM_DROPTAIL);
+	EXPECT_EQ(f.em.loss, SGW_LOSS_GE);
+	EXPECT_EQ(f.em.good.mean_s, 4.0);
+	EXPECT_EQ(f.em.good.ber, 0.0);
+	EXPECT_EQ(f.em.good.p, 0.0);
+	EXPECT_EQ(f.em.bad.mean_s, 1.0);
+	EXPECT_EQ(f.em.bad.ber, 1e-5);
+	EXPECT_EQ(f.em.bad.p, 0.01);
+	EXPECT_EQ(f.em.n_outages, 0u);
+	/* The return direction leaves most keys at their defaults. */
+	EXPECT_EQ(r.em.rate_bps, 5000000u);
+	EXPECT_EQ(r.em.delay_ns, 270000000u);
+	EXPECT_EQ(r.em.jitter_ns, 0u);
+	EXPECT_EQ(r.em.overhead_bytes, 0u);
+	EXPECT_EQ(r.em.queue_pkts, 1000u);
+	EXPECT_EQ(r.em.queue_bytes, 0u);
+	EXPECT_EQ(r.em.good.ber, 0.0);
+	EXPECT_EQ(r.em.good.p, 0.0001);
+	EXPECT_EQ(r.em.bad.p, 0.3);
+	/* Valid link models, and the example's mbufs cover both directions. */
+	for (const sgw_link_dir &d : p.emu.dir) {
+		char why[160] = "";
+		EXPECT_EQ(sgw_linkem_conf_check(&d.em, why, sizeof(why)), 0) << why;
+	}
+	EXPECT_LT(sgw_linkem_max_in_flight(&f.em, 60) + sgw_linkem_max_in_flight(&r.em, 60),
+		  (uint64_t)p.limits.mbufs);
+}
+
+TEST(PolicyYaml, EmulatorAsymmetricValues)
+{
+	Loaded l(policy_dir("good") + "/emulator-asymmetric.yaml");
+
+	ASSERT_EQ(l.rc, 0) << errors_text(l.errs);
+	const sgw_policy &p = l.p;
+	const sgw_linkem_conf &f = p.emu.dir[SGW_LINK_FORWARD].em;
+	const sgw_linkem_conf &r = p.emu.dir[SGW_LINK_RETURN].em;
+	EXPECT_EQ(p.emu.seed, 1u); /* default */
+	EXPECT_EQ(f.rate_bps, 100 * r.rate_bps);
+	EXPECT_EQ(f.delay_ns, 255250000u);   /* 255.25 */
+	EXPECT_EQ(f.jitter_ns, 2000000u);
+	EXPECT_EQ(f.queue_pkts, 5000u);
+	EXPECT_EQ(f.aqm, SGW_AQM_GRED);
+	EXPECT_EQ(f.red_min_bytes, 30000u);
+	EXPECT_EQ(f.red_max_bytes, 90000u);
+	EXPECT_EQ(f.red_max_p, 0.1);
+	EXPECT_EQ(f.red_wq, 0.002);
+	EXPECT_EQ(f.loss, SGW_LOSS_BER);
+	EXPECT_EQ(f.good.ber, 1e-7);
+	ASSERT_EQ(f.n_outages, 2u);
+	EXPECT_EQ(f.outages[0].start_ns, 10000000000u);
+	EXPECT_EQ(f.outages[0].dur_ns, 2000000000u);
+	EXPECT_EQ(f.outages[0].period_ns, 0u);
+	EXPECT_EQ(f.outages[1].start_ns, 30000000000u);
+	EXPECT_EQ(f.outages[1].dur_ns, 1000000000u);
+	EXPECT_EQ(f.outages[1].period_ns, 60000000000u);
+	EXPECT_EQ(r.delay_ns, 255000000u);   /* 2.55E2 */
+	EXPECT_EQ(r.overhead_bytes, 8u);
+	EXPECT_EQ(r.queue_pkts, 200u);
+	EXPECT_EQ(r.queue_bytes, 100000u);
+	EXPECT_EQ(r.aqm, SGW_AQM_RED);
+	EXPECT_EQ(r.red_max_p, 0.25);        /* .25 */
+	EXPECT_EQ(r.red_wq, 1.0);
+	EXPECT_EQ(r.loss, SGW_LOSS_RANDOM);
+	EXPECT_EQ(r.good.p, 0.001);
+	ASSERT_EQ(r.n_outages, 1u);
+	EXPECT_EQ(r.outages[0].start_ns, 1u);  /* 0.000000001 s */
+	EXPECT_EQ(r.outages[0].dur_ns, 1500000u);
+	EXPECT_EQ(r.outages[0].period_ns, 3600000000000u);
+	EXPECT_EQ(p.ports[0].rx_desc, 2048);
+}
+
+/* An emulator policy around one forward direction's extra keys. */
+std::string
+emu_text(const std::string &fwd_extra, const std::string &link_extra = "")
+{
+	return "version: 1\nrole: emulator\nports:\n"
+	       "  - {name: a, device: d0, role: satellite}\n"
+	       "  - {name: b, device: d1, role: satellite}\n"
+	       "link:\n" + link_extra +
+	       "  forward: {from: a, to: b, rate_bps: 1000000" + fwd_extra + "}\n"
+	       "  return: {from: b, to: a, rate_bps: 1000000}\n";
+}
+
+TEST(PolicyYaml, LinkDurationsAreExactDecimals)
+{
+	/* Decimal text to whole ns with no binary rounding; halves round up. */
+	const struct {
+		const char *text;
+		uint64_t ns;
+	} cases[] = {
+		{ "0", 0 }, { "270", 270000000 }, { "0.000001", 1 }, { "0.0000004", 0 },
+		{ "0.0000005", 1 }, { "1e3", 1000000000 }, { "2.5E-3", 2500 },
+		{ "+7", 7000000 }, { "\"10000\"", 10000000000 }, { "9999.999999", 9999999999 },
+		{ ".5", 500000 }, { "5.", 5000000 }, { "0.1", 100000 }, { "0.3", 300000 },
+		{ "1234.56789012345678901234", 1234567890 },
+		{ "123456789012345678901234e-20", 1234567890 }, { "0e99999", 0 },
+		{ "0.00000000000000000000000000001e29", 1000000 },
+	};
+
+	for (const auto &c : cases) {
+		Loaded l("d.yaml", emu_text(std::string(", delay_ms: ") + c.text));
+
+		ASSERT_EQ(l.rc, 0) << c.text << "\n" << errors_text(l.errs);
+		EXPECT_EQ(l.p.emu.dir[0].em.delay_ns, c.ns) << c.text;
+	}
+}
+
+TEST(PolicyYaml, LinkRealsAndSeeds)
+{
+	const struct {
+		const char *text;
+		double x;
+	} reals[] = {
+		{ "1e-5", 1e-5 }, { "0.00001", 1e-5 }, { "1E-05", 1e-5 }, { "0", 0.0 },
+		{ "-0", 0.0 }, { "-0.0e0", 0.0 }, { "1", 1.0 }, { ".5e-2", 0.005 },
+		{ "4.9e-324", 4.9e-324 }, { "1e-400", 0.0 }, { "0.1", 0.1 },
+	};
+
+	for (const auto &r : reals) {
+		std::string loss = std::string(", loss: {model: ber, ber: ") + r.text + "}";
+		Loaded l("r.yaml", emu_text(loss));
+
+		ASSERT_EQ(l.rc, 0) << r.text << "\n" << errors_text(l.errs);
+		EXPECT_EQ(l.p.emu.dir[0].em.good.ber, r.x) << r.text;
+		EXPECT_FALSE(std::signbit(l.p.emu.dir[0].em.good.ber)) << r.text;
+	}
+	for (const char *bad : { "1.0000000000000002", "-1e-300", "2", "1e", "e5", "0x0",
+				 "1..2", "1e5.5", "- 1", "Inf", "+.inf", "--1", "" }) {
+		std::string loss = std::string(", loss: {model: ber, ber: '") + bad + "'}";
+		Loaded l("r.yaml", emu_text(loss));
+
+		ASSERT_EQ(l.rc, -1) << bad;
+		ASSERT_EQ(l.errs.n, 1u) << bad << "\n" << errors_text(l.errs);
+		EXPECT_NE(std::string(l.errs.e[0].msg).find("'ber'"), std::string::npos)
+			<< errors_text(l.errs);
+	}
+	const struct {
+		const char *text;
+		uint64_t seed;
+	} seeds[] = { { "0", 0 }, { "0x2a", 42 }, { "18446744073709551615", UINT64_MAX } };
+	for (const auto &s : seeds) {
+		Loaded l("s.yaml", emu_text("", std::string("  seed: ") + s.text + "\n"));
+
+		ASSERT_EQ(l.rc, 0) << s.text << "\n" << errors_text(l.errs);
+		EXPECT_EQ(l.p.emu.seed, s.seed) << s.text;
+	}
+	Loaded dflt("s.yaml", emu_text(""));
+	ASSERT_EQ(dflt.rc, 0) << errors_text(dflt.errs);
+	EXPECT_EQ(dflt.p.emu.seed, 1u);
+	EXPECT_EQ(dflt.p.emu.dir[0].em.loss, SGW_LOSS_NONE);
+	EXPECT_EQ(dflt.p.emu.dir[0].em.queue_pkts, 1000u);
+}
+
+/* Random valid emulator policies, floats of every magnitude, survive dump -> load. */
+TEST(PolicyYaml, RandomEmulatorPoliciesRoundTrip)
+{
+	std::mt19937_64 rng(4321);
+	auto rnd = [&](uint64_t n) { return n ? rng() % n : 0; };
+	auto u01 = [&]() { return double(rng() >> 11) * 0x1.0p-53; };
+	/* A probability: exactly 0 or 1 sometimes, else log-uniform down to 1e-12. */
+	auto prob = [&]() {
+		uint64_t k = rnd(6);
+		return k == 0 ? 0.0 : k == 1 ? 1.0 : k == 2 ? u01() : std::pow(10.0, -12 * u01());
+	};
+
+	for (int iter = 0; iter < 200; iter++) {
+		sgw_policy p;
+
+		sgw_policy_init_defaults(&p);
+		p.role = SGW_ROLE_EMULATOR;
+		p.n_ports = 2;
+		for (unsigned i = 0; i < 2; i++) {
+			snprintf(p.ports[i].name, SGW_NAME_MAX, "port%u", i);
+			snprintf(p.ports[i].device, SGW_DEVICE_MAX, "net_ring%u", i);
+			p.ports[i].peer = -1;
+			p.ports[i].rx_desc = p.ports[i].tx_desc = 1024;
+			p.ports[i].promiscuous = true;
+		}
+		p.emu.seed = rng();
+		for (int d = 0; d < 2; d++) {
+			sgw_link_dir &ld = p.emu.dir[d];
+			sgw_linkem_conf &c = ld.em;
+
+			ld.from_port = (int16_t)d;
+			ld.to_port = (int16_t)(1 - d);
+			sgw_linkem_conf_init(&c);
+			c.rate_bps = 1000 + rnd(SGW_LINKEM_MAX_RATE_BPS - 999);
+			c.delay_ns = rnd(2) ? rnd(SGW_LINKEM_MAX_DELAY_NS + 1) : 270000000;
+			c.jitter_ns = rnd(2) ? rnd(SGW_LINKEM_MAX_DELAY_NS + 1) : 0;
+			c.overhead_bytes = (uint32_t)rnd(SGW_LINKEM_MAX_OVERHEAD + 1);
+			c.queue_pkts = 1 + (uint32_t)rnd(SGW_LINKEM_MAX_QUEUE_PKTS);
+			c.queue_bytes = (uint32_t)rnd(SGW_LINKEM_MAX_QUEUE_BYTES + 1);
+			c.aqm = (sgw_aqm)rnd(3);
+			if (c.aqm != SGW_AQM_DROPTAIL) {
+				c.red_max_bytes = 1 + (uint32_t)rnd(SGW_LINKEM_MAX_QUEUE_BYTES);
+				c.red_min_bytes = (uint32_t)rnd(c.red_max_bytes);
+				c.red_max_p = prob();
+				c.red_wq = std::max(u01(), 1e-300);
+			}
+			c.loss = (sgw_loss_model)rnd(4);
+			if (c.loss == SGW_LOSS_BER)
+				c.good.ber = prob();
+			if (c.loss == SGW_LOSS_RANDOM)
+				c.good.p = prob();
+			if (c.loss == SGW_LOSS_GE) {
+				const double lo = SGW_LINKEM_GE_MIN_MEAN_S;
+				const double hi = SGW_LINKEM_GE_MAX_MEAN_S;
+
+				for (sgw_loss_state *s : { &c.good, &c.bad }) {
+					/* Log-uniform over the whole range, clamped. */
+					double span = std::log(hi) - std::log(lo);
+
+					s->mean_s = std::exp(std::log(lo) + u01() * span);
+					s->mean_s = std::min(std::max(s->mean_s, lo), hi);
+					s->ber = prob();
+					s->p = prob();
+				}
+			}
+			c.n_outages = (uint32_t)rnd(SGW_LINKEM_MAX_OUTAGES + 1);
+			for (uint32_t i = 0; i < c.n_outages; i++) {
+				sgw_outage &o = c.outages[i];
+				o.start_ns = rnd(31536000ull * 1000000000ull + 1);
+				o.dur_ns = 1 + rnd(86400ull * 1000000000ull);
+				o.period_ns = rnd(2) ? 0 : o.dur_ns + 1 +
+					rnd(31536000ull * 1000000000ull - o.dur_ns);
+			}
+			char why[160] = "";
+			ASSERT_EQ(sgw_linkem_conf_check(&c, why, sizeof(why)), 0) << why;
+		}
 		SCOPED_TRACE("iteration " + std::to_string(iter));
 		expect_round_trip(p);
 		sgw_policy_free(&p);
