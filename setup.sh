@@ -22,7 +22,7 @@ fi
 
 packages=(
 	build-essential cmake ninja-build pkg-config
-	dpdk dpdk-dev libdpdk-dev libpcap-dev
+	dpdk dpdk-dev libdpdk-dev libpcap-dev libipsec-mb-dev
 	libyaml-dev libgtest-dev libgmock-dev libbenchmark-dev
 	iperf3 iproute2 ethtool procps python3 python3-scapy lua5.4 valgrind
 )
