@@ -1480,14 +1480,6 @@ load_match(struct ld *ld, const struct ynode *m, struct sgw_rule *r)
 	}
 }
 
-static const char *const action_names[] = {
-	[SGW_ACT_FORWARD] = "forward",
-	[SGW_ACT_DROP] = "drop",
-	[SGW_ACT_COUNT] = "count",
-	[SGW_ACT_SPLIT] = "split",
-	[SGW_ACT_LIFT] = "lift",
-	[SGW_ACT_XCP] = "xcp",
-};
 
 static void
 load_rules(struct ld *ld, const struct ynode *v)
@@ -1496,9 +1488,13 @@ load_rules(struct ld *ld, const struct ynode *v)
 	const struct ynode *vals[NKEYS(rule_keys)], *keys[NKEYS(rule_keys)];
 	const struct ynode **names;
 	struct ntab rt = { NULL, 0, false };
+	/* The action names come from lib (sgw_action_name): one list, never two. */
+	const char *action_names[SGW_ACT__COUNT];
 	struct list l;
 	uint32_t i;
 
+	for (i = 0; i < SGW_ACT__COUNT; i++)
+		action_names[i] = sgw_action_name((enum sgw_action)i);
 	if (!get_section(ld, v, "rules", 0, SGW_MAX_RULES, &l) || l.n == 0)
 		return;
 	names = collect_names(ld, &l);
