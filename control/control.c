@@ -103,7 +103,7 @@ out:
 double
 sgw_ctl_elapsed(const struct sgw_ctl *ctl)
 {
-	return (double)(rte_rdtsc() - ctl->start_tsc) / (double)rte_get_tsc_hz();
+	return (double)(rte_rdtsc() - ctl->start_tsc) / (double)ctl->dp->tsc_hz;
 }
 
 static void
