@@ -68,7 +68,8 @@ sgw_emu_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	if (total > pol->limits.mbufs) {
 		SGW_LOG(ERR, "link needs up to %" PRIu64 " mbufs (forward %" PRIu64 " + return %"
 			PRIu64 " frames in flight at %u bytes, + port descriptors), limits.mbufs "
-			"is %u: raise limits.mbufs (and the EAL memory, -m)", total, need[0],
+			"is %u: raise limits.mbufs and the EAL memory (-m; without hugepages each "
+			"mbuf takes a 4 KB page)", total, need[0],
 			need[1], EMU_MIN_FRAME, pol->limits.mbufs);
 		return -1;
 	}

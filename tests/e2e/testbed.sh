@@ -15,6 +15,15 @@
 #   transparent: mh0 10.10.0.2/24 and 10.10.0.3/24 on fh's subnet; satgw forwards every frame
 #                to the peer port untouched, ARP crosses it.
 #
+#   chain (three boxes, DESIGN.md's testbed; each satgw in its own namespace):
+#   fh0 --veth-- terr0 [hub] sat0 --veth-- hub0 [emu] term0 --veth-- sat0 [term] lan0 --veth-- mh0
+#                routed like `routed`: fh and mh reach each other through static neighbours
+#                (fh's gateway = the hub's terr0, mh's gateway = the terminal's lan0); the hub
+#                forwards to the terminal's sat0 MAC and the terminal to the hub's sat0 MAC
+#                (next hops; the emulator passes frames untouched). Boxes are started with
+#                tb_box_start hub|emu|term POLICY [LCORES], each with its own --file-prefix
+#                ($TB_PREFIX-BOX), log, and stats JSON.
+#
 # Usage (from a test script, which should `set -euo pipefail`):
 #   source testbed.sh
 #   tb_init /path/to/satgw          # root check, names, work dir, traps
@@ -25,6 +34,15 @@
 #   tb_satgw_stop                   # SIGINT; TB_SATGW_RC, stats in $TB_STATS_JSON
 #   tb_pass                         # prints PASS and the time taken
 # Everything is removed by the EXIT trap; set TB_KEEP=1 to keep the work dir.
+#
+# Chain (test_geo_chain.sh):
+#   tb_topology chain
+#   tb_box_start emu policies/chain-emulator-geo.yaml 1   # one lcore each; emu on the other core
+#   tb_box_start hub policies/chain-hub.yaml 0
+#   tb_box_start term policies/chain-terminal.yaml 0
+#   tb_box_tel emu /satgw/link                            # telemetry of one box
+#   tb_box_stop emu                                       # TB_BOX_RC[emu], $(tb_box_json emu)
+#   tb_chain_check_wire                                   # every port against the kernel's veths
 #
 # Every name carries a per-run suffix (the shell's pid and a random number),
 # so parallel or repeated runs never collide.
@@ -39,6 +57,13 @@ TB_MAC_FH=02:00:00:00:01:01     # fh0, the server's interface
 TB_MAC_GT=02:00:00:00:01:fe     # terr0, satgw's terrestrial port (net_af_packet0)
 TB_MAC_MH=02:00:00:00:02:01     # mh0, the client's interface
 TB_MAC_GS=02:00:00:00:02:fe     # sat0, satgw's satellite port (net_af_packet1)
+# Chain topology: four L2 segments. fh0 and mh0 keep their MACs; the hub's terr0
+# keeps TB_MAC_GT and the terminal's lan0 takes TB_MAC_GS (the gateways' MACs).
+TB_MAC_HS=02:00:00:00:03:01     # hub's sat0 (net_af_packet1), towards the emulator
+TB_MAC_EH=02:00:00:00:03:fe     # emulator's hub0 (net_af_packet0, port hub-side)
+TB_MAC_ET=02:00:00:00:04:fe     # emulator's term0 (net_af_packet1, port term-side)
+TB_MAC_TS=02:00:00:00:04:01     # terminal's sat0 (net_af_packet0), from the emulator
+TB_MAC_TL=$TB_MAC_GS            # terminal's lan0 (net_af_packet1): mh's gateway
 
 TB_IP_FH=10.10.0.1
 TB_IP_MH=10.20.1.1              # routed mode
@@ -48,6 +73,8 @@ TB_IP_MH_T=10.10.0.2            # transparent mode
 TB_IP_MH_T2=10.10.0.3           # transparent mode, second address (second terminal)
 
 TB_NAMESPACES=()
+TB_BOXES=(hub emu term)         # chain topology: the three satgw boxes
+declare -gA TB_BOX_PID=() TB_BOX_RC=()
 TB_BG_PIDS=()
 TB_SATGW_PID=
 TB_SATGW_RC=
@@ -104,6 +131,9 @@ tb_init() {
 	TB_NS_FH="sgwe2e-fh-$TB_ID"
 	TB_NS_GW="sgwe2e-gw-$TB_ID"
 	TB_NS_MH="sgwe2e-mh-$TB_ID"
+	TB_NS_HUB="sgwe2e-hub-$TB_ID"   # chain topology only
+	TB_NS_EMU="sgwe2e-emu-$TB_ID"
+	TB_NS_TERM="sgwe2e-term-$TB_ID"
 	TB_PREFIX="sgwe2e-$TB_ID"
 	TB_DIR=$(mktemp -d "/tmp/satgw-e2e-$TB_NAME.XXXXXX")
 	TB_SATGW_LOG="$TB_DIR/satgw.log"
@@ -120,14 +150,15 @@ tb_init() {
 # ctest timeout, gives no chance to clean up): their owner pid is gone.
 tb__sweep_stale() {
 	local ns owner pid
-	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^sgwe2e-(fh|gw|mh)-[0-9]+-[0-9a-f]+$'); do
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^sgwe2e-(fh|gw|mh|hub|emu|term)-[0-9]+-[0-9a-f]+$'); do
 		owner=$(echo "$ns" | cut -d- -f3)
 		if ! kill -0 "$owner" 2>/dev/null; then
 			for pid in $(ip netns pids "$ns" 2>/dev/null); do
 				kill -KILL "$pid" 2>/dev/null || true
 			done
 			ip netns del "$ns" 2>/dev/null || true
-			rm -rf "/var/run/dpdk/sgwe2e-$(echo "$ns" | cut -d- -f3-4)" 2>/dev/null || true
+			rm -rf "/var/run/dpdk/sgwe2e-$(echo "$ns" | cut -d- -f3-4)" \
+				"/var/run/dpdk/sgwe2e-$(echo "$ns" | cut -d- -f3-4)"-* 2>/dev/null || true
 			tb_log "removed stale namespace $ns (its run, pid $owner, is gone)"
 		fi
 	done
@@ -163,12 +194,20 @@ tb__on_signal() {
 }
 
 tb__on_exit() {
-	local rc=$?
+	local rc=$? i
 	trap - EXIT INT TERM
 	set +e
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 130 ] && [ -n "${TB_SATGW_LOG:-}" ] && [ -s "$TB_SATGW_LOG" ]; then
 		echo "---- satgw log (last 40 lines of $TB_SATGW_LOG) ----" >&2
 		tail -n 40 "$TB_SATGW_LOG" >&2
+		echo "----" >&2
+	fi
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 130 ] && [ "${TB_MODE:-}" = chain ]; then
+		for i in "${TB_BOXES[@]}"; do
+			[ -s "$TB_DIR/satgw-$i.log" ] || continue
+			echo "---- satgw $i log (last 25 lines of $TB_DIR/satgw-$i.log) ----" >&2
+			tail -n 25 "$TB_DIR/satgw-$i.log" >&2
+		done
 		echo "----" >&2
 	fi
 	tb_cleanup
@@ -201,6 +240,7 @@ tb_cleanup() {
 		wait "$TB_SATGW_PID" 2>/dev/null
 	fi
 	TB_SATGW_PID=
+	tb__boxes_kill
 	for pid in "${TB_BG_PIDS[@]}"; do
 		kill -TERM "$pid" 2>/dev/null
 	done
@@ -221,8 +261,8 @@ tb_cleanup() {
 		ip netns del "$ns" 2>/dev/null
 	done
 	TB_NAMESPACES=()
-	if [ -n "${TB_PREFIX:-}" ] && [ -d "/var/run/dpdk/$TB_PREFIX" ]; then
-		rm -rf "/var/run/dpdk/$TB_PREFIX"
+	if [ -n "${TB_PREFIX:-}" ]; then
+		rm -rf "/var/run/dpdk/$TB_PREFIX" "/var/run/dpdk/$TB_PREFIX"-* 2>/dev/null
 	fi
 	tb_hugepages_restore
 }
@@ -248,7 +288,10 @@ tb__nsname() {
 	fh) echo "$TB_NS_FH" ;;
 	gw) echo "$TB_NS_GW" ;;
 	mh) echo "$TB_NS_MH" ;;
-	*) tb_fail "unknown namespace '$1' (fh, gw or mh)" ;;
+	hub) echo "$TB_NS_HUB" ;;
+	emu) echo "$TB_NS_EMU" ;;
+	term) echo "$TB_NS_TERM" ;;
+	*) tb_fail "unknown namespace '$1' (fh, gw or mh; chain: fh, hub, emu, term, mh)" ;;
 	esac
 }
 
@@ -259,6 +302,16 @@ tb_bg() {
 	shift 2
 	ns=$(tb__nsname "$ns")
 	ip netns exec "$ns" "$@" >"$TB_DIR/$name.log" 2>&1 &
+	TB_LAST_PID=$!
+	TB_BG_PIDS+=("$TB_LAST_PID")
+}
+
+# tb_bg_local LOGNAME command...: like tb_bg, outside the namespaces (telemetry
+# clients: the DPDK sockets are files, reachable from anywhere).
+tb_bg_local() {
+	local name=$1
+	shift
+	"$@" >"$TB_DIR/$name.log" 2>&1 &
 	TB_LAST_PID=$!
 	TB_BG_PIDS+=("$TB_LAST_PID")
 }
@@ -326,10 +379,17 @@ tb__ifup() {
 	ip netns exec "$ns" ip link set "$ifn" up
 }
 
-# tb_topology routed|transparent: namespaces, veth pairs, addresses, routes, neighbours.
+# tb_topology routed|transparent|chain: namespaces, veth pairs, addresses, routes, neighbours.
 tb_topology() {
 	TB_MODE=$1
-	case "$TB_MODE" in routed | transparent) ;; *) tb_fail "tb_topology: routed or transparent" ;; esac
+	case "$TB_MODE" in
+	routed | transparent) ;;
+	chain)
+		tb__topology_chain
+		return
+		;;
+	*) tb_fail "tb_topology: routed, transparent or chain" ;;
+	esac
 	tb__mkns "$TB_NS_FH"
 	tb__mkns "$TB_NS_GW"
 	tb__mkns "$TB_NS_MH"
@@ -538,4 +598,167 @@ tb_xfer() {
 
 tb_pass() {
 	echo "[$TB_NAME] PASS in $(tb_elapsed) s" >&2
+}
+
+# ---------------------------------------------------------------------------
+# Chain topology: hub, emulator and terminal, each satgw in its own namespace.
+#
+#   fh0 --- terr0 [hub] sat0 --- hub0 [emu] term0 --- sat0 [term] lan0 --- mh0
+#   .01:01  .01:fe     .03:01    .03:fe    .04:fe    .04:01      .02:fe    .02:01
+#
+# Routed: fh 10.10.0.1/24 routes 10.20.1.0/24 via 10.10.0.254 (permanent
+# neighbour: the hub's terr0); mh 10.20.1.1/24 routes 10.10.0.0/24 via
+# 10.20.1.254 (permanent neighbour: the terminal's lan0). No ARP ever crosses
+# the emulated link. The hub's and the terminal's policies carry next hops to
+# each other's satellite-side MAC and to fh0 / mh0 (policies/chain-*.yaml).
+
+# tb__box_ifs BOX: the interfaces of BOX's net_af_packet0 and net_af_packet1.
+tb__box_ifs() {
+	case "$1" in
+	hub) echo "terr0 sat0" ;;
+	emu) echo "hub0 term0" ;;
+	term) echo "sat0 lan0" ;;
+	*) tb_fail "unknown box '$1' (hub, emu or term)" ;;
+	esac
+}
+
+tb__topology_chain() {
+	local ns
+	for ns in "$TB_NS_FH" "$TB_NS_HUB" "$TB_NS_EMU" "$TB_NS_TERM" "$TB_NS_MH"; do
+		tb__mkns "$ns"
+	done
+	tb__veth "$TB_NS_FH" fh0 "$TB_MAC_FH" "$TB_NS_HUB" terr0 "$TB_MAC_GT"
+	tb__veth "$TB_NS_HUB" sat0 "$TB_MAC_HS" "$TB_NS_EMU" hub0 "$TB_MAC_EH"
+	tb__veth "$TB_NS_EMU" term0 "$TB_MAC_ET" "$TB_NS_TERM" sat0 "$TB_MAC_TS"
+	tb__veth "$TB_NS_TERM" lan0 "$TB_MAC_TL" "$TB_NS_MH" mh0 "$TB_MAC_MH"
+	# The boxes' kernels stay out of the way: no addresses, no forwarding.
+	for ns in hub emu term; do
+		tb_ns "$ns" sysctl -qw net.ipv4.ip_forward=0 >/dev/null
+	done
+	TB_DST_MH=$TB_IP_MH
+	tb_ns fh ip addr add "$TB_IP_FH/24" dev fh0
+	tb_ns mh ip addr add "$TB_IP_MH/24" dev mh0
+	tb_ns fh ip neigh replace "$TB_GW_FH" lladdr "$TB_MAC_GT" nud permanent dev fh0
+	tb_ns fh ip route add 10.20.1.0/24 via "$TB_GW_FH" dev fh0
+	tb_ns mh ip neigh replace "$TB_GW_MH" lladdr "$TB_MAC_TL" nud permanent dev mh0
+	tb_ns mh ip route add 10.10.0.0/24 via "$TB_GW_MH" dev mh0
+	tb_log "topology chain: fh $TB_IP_FH <-> [hub] <-> [emu] <-> [term] <-> mh $TB_IP_MH (namespaces $TB_NS_FH $TB_NS_HUB $TB_NS_EMU $TB_NS_TERM $TB_NS_MH)"
+}
+
+tb_box_prefix() { echo "$TB_PREFIX-$1"; }
+tb_box_json() { echo "$TB_DIR/stats-$1.json"; }
+tb_box_log() { echo "$TB_DIR/satgw-$1.log"; }
+
+# tb_box_start BOX POLICY [LCORES] [EXTRA EAL OPTIONS...]: start satgw in BOX's
+# namespace (hub, emu, term) on net_af_packet0/1 over its two veths, with file
+# prefix $TB_PREFIX-BOX, --no-huge -m ${TB_MEM_MB:-512}, its log in
+# $TB_DIR/satgw-BOX.log and --stats-json in $TB_DIR/stats-BOX.json; wait until
+# its telemetry answers. LCORES defaults to 1 for the emulator, 0 otherwise
+# (two cores: the emulator, which holds every frame on the link and releases
+# it on time, gets a core of its own). Extra satgw options: TB_SATGW_OPTS.
+tb_box_start() {
+	local box=$1 policy=$2 lcores=${3:-} ns ifs log json af
+	shift 2
+	shift || true
+	[ -n "$lcores" ] || { [ "$box" = emu ] && lcores=1 || lcores=0; }
+	ns=$(tb__nsname "$box")
+	read -r -a ifs <<<"$(tb__box_ifs "$box")"
+	log=$(tb_box_log "$box")
+	json=$(tb_box_json "$box")
+	af=${TB_AF_PACKET_ARGS-,framecnt=2048}
+	[ -z "${TB_BOX_PID[$box]:-}" ] || tb_fail "tb_box_start: $box is already running"
+	local -a eal=(--no-huge -m "${TB_MEM_MB:-512}" --no-pci --file-prefix "$(tb_box_prefix "$box")"
+		-l "$lcores" --vdev "net_af_packet0,iface=${ifs[0]}$af"
+		--vdev "net_af_packet1,iface=${ifs[1]}$af" "$@")
+	rm -f "$json"
+	tb_log "starting satgw $box -l $lcores, policy $(basename "$policy")"
+	echo "+ ip netns exec $ns $TB_SATGW ${eal[*]} -- -c $policy --stats-json $json -q ${TB_SATGW_OPTS[*]:-}" >"$log"
+	ip netns exec "$ns" "$TB_SATGW" "${eal[@]}" -- -c "$policy" --stats-json "$json" -q \
+		${TB_SATGW_OPTS[@]+"${TB_SATGW_OPTS[@]}"} >>"$log" 2>&1 &
+	TB_BOX_PID[$box]=$!
+	TB_BOX_RC[$box]=
+	if ! "$TB_PY" "$TB_E2E_DIR/sgwtel.py" --wait 20 --pid "${TB_BOX_PID[$box]}" \
+		"$(tb_box_prefix "$box")" /satgw/stats >/dev/null 2>"$TB_DIR/wait-$box.err"; then
+		cat "$TB_DIR/wait-$box.err" >&2
+		tail -n 20 "$log" >&2
+		tb_fail "satgw $box did not become ready (log: $log)"
+	fi
+	tb_log "satgw $box ready (pid ${TB_BOX_PID[$box]}, file prefix $(tb_box_prefix "$box"))"
+}
+
+# tb_box_stop BOX: SIGINT, wait (20 s at most); TB_BOX_RC[BOX] = exit code.
+tb_box_stop() {
+	local box=$1 pid rc=0
+	pid=${TB_BOX_PID[$box]:-}
+	[ -n "$pid" ] || tb_fail "tb_box_stop: satgw $box is not running"
+	kill -INT "$pid" 2>/dev/null || true
+	tb_wait_pid "$pid" 20 || rc=$?
+	TB_BOX_PID[$box]=
+	TB_BOX_RC[$box]=$rc
+	[ "$rc" -ne 124 ] || tb_fail "satgw $box did not stop within 20 s of SIGINT"
+	tb_log "satgw $box stopped, exit code $rc"
+}
+
+# tb_box_tel BOX COMMAND: one telemetry command to BOX; prints the JSON value.
+tb_box_tel() {
+	local box=$1
+	shift
+	"$TB_PY" "$TB_E2E_DIR/sgwtel.py" "$(tb_box_prefix "$box")" "$*"
+}
+
+# tb_box_stats BOX CHECK...: stats.py assertions on BOX's stats JSON.
+tb_box_stats() {
+	local box=$1
+	shift
+	"$TB_PY" "$TB_E2E_DIR/stats.py" check "$(tb_box_json "$box")" "$@" ||
+		tb_fail "counter checks failed for $box (stats: $(tb_box_json "$box"))"
+}
+
+# Cleanup of the chain's boxes (from tb_cleanup): SIGINT, 5 s, SIGKILL.
+tb__boxes_kill() {
+	local box pid i
+	for box in "${!TB_BOX_PID[@]}"; do
+		pid=${TB_BOX_PID[$box]}
+		[ -n "$pid" ] && kill -INT "$pid" 2>/dev/null
+	done
+	for box in "${!TB_BOX_PID[@]}"; do
+		pid=${TB_BOX_PID[$box]}
+		[ -n "$pid" ] || continue
+		for i in $(seq 1 50); do
+			tb__alive "$pid" || break
+			sleep 0.1
+		done
+		tb__alive "$pid" && kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		TB_BOX_PID[$box]=
+	done
+}
+
+# tb_chain_check_wire: after every box stopped, hold each box's port counters
+# against the kernel's counters of the veths on both sides of it: what a box
+# sent on a port is what the far end's kernel received, and what a box's
+# kernel received reached the box or overflowed its af_packet ring (logged:
+# DPDK 22.11's net_af_packet does not count those). Sets TB_RING_DROPS.
+tb_chain_check_wire() {
+	local f="$TB_DIR/wire.txt" ns
+	: >"$f"
+	# One `ip netns exec` per namespace (each one remounts /sys, slow on a loaded VM).
+	for ns in "fh fh0" "hub terr0 sat0" "emu hub0 term0" "term sat0 lan0" "mh mh0"; do
+		# shellcheck disable=SC2086,SC2016
+		tb_ns ${ns%% *} sh -c 'b=$1; shift; for i; do
+			echo "$b:$i $(cat /sys/class/net/$i/statistics/rx_packets) $(cat /sys/class/net/$i/statistics/tx_packets)"
+			done' sh $ns >>"$f"
+	done
+	TB_RING_DROPS=$("$TB_PY" "$TB_E2E_DIR/chain.py" wire "$f" \
+		"$(tb_box_json hub)" "$(tb_box_json emu)" "$(tb_box_json term)" 2>"$TB_DIR/wire.err") ||
+		{ cat "$TB_DIR/wire.err" >&2; tb_fail "the boxes' port counters disagree with the kernels' veths"; }
+	cat "$TB_DIR/wire.err" >&2
+}
+
+# tb_nstat NS COUNTER...: the kernel's absolute SNMP counters in NS (its own
+# namespace, so they count this run only), one "NAME VALUE" line each.
+tb_nstat() {
+	local ns=$1
+	shift
+	tb_ns "$ns" nstat -asz "$@" | awk 'NF >= 2 && $1 !~ /^#/ {print $1, $2}'
 }
