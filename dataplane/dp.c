@@ -264,6 +264,7 @@ sgw_dp_init(struct sgw_dp *dp, const struct sgw_policy *pol, uint32_t n_workers,
 	char name[RTE_MEMPOOL_NAMESIZE];
 	uint32_t i, cache;
 	uint16_t p;
+	bool chains;
 	size_t sz;
 
 	if (n_workers == 0 || n_workers > SGW_MAX_WORKERS) {
@@ -291,8 +292,9 @@ sgw_dp_init(struct sgw_dp *dp, const struct sgw_policy *pol, uint32_t n_workers,
 	}
 
 	dp->n_ports = pol->n_ports;
+	chains = policy_needs_chains(pol);
 	for (p = 0; p < pol->n_ports; p++)
-		if (port_init(dp, pol, p, policy_needs_chains(pol)) < 0)
+		if (port_init(dp, pol, p, chains) < 0)
 			return -1;
 	for (p = 0; p < pol->n_ports; p++) {
 		if (dp->ports[p].n_txq >= n_workers)

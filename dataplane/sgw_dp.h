@@ -161,6 +161,7 @@ struct sgw_worker {
 	struct sgw_pkt_info info[SGW_BURST_MAX] __rte_cache_aligned;
 	struct sgw_burst_classes cls;
 	int32_t term[SGW_BURST_MAX];
+	uint8_t pidx[SGW_BURST_MAX];   /* input policy port of each packet of the burst */
 
 	struct sgw_counters c;
 } __rte_cache_aligned;

@@ -279,27 +279,24 @@ stage_flows(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf 
 	for (j = 0; j < n; j++) {
 		uint16_t i = idx[j];
 		const struct sgw_pkt_info *pi = &w->info[i];
-		uint16_t pidx = (uint16_t)w->dp->pidx_of[m[i]->port];
+		uint16_t pidx = w->pidx[i];
 		struct sgw_flow *f;
 		int32_t fp = pos[j], *cached;
 		uint8_t d = dir[j];
 
-		if (fp < 0) {
-			/* An earlier packet of this burst may have created it. */
+		/* A miss may be a flow an earlier packet of this burst created. */
+		if (fp < 0)
 			fp = rte_hash_lookup(ft->h, &keys[j]);
-			if (fp < 0) {
-				fp = sgw_flow_add(ft, w->tw, &keys[j], w->now_ns);
-				if (fp < 0) {
-					w->c.flows_bypassed++;
-					emit(w, s, m[i], pidx, rule_for(s, pi, pidx, w->term[i]));
-					continue;
-				}
-				w->c.flows_created++;
-			} else {
-				w->c.flow_hits++;
-			}
-		} else {
+		if (fp >= 0) {
 			w->c.flow_hits++;
+		} else {
+			fp = sgw_flow_add(ft, w->tw, &keys[j], w->now_ns);
+			if (fp < 0) {
+				w->c.flows_bypassed++;
+				emit(w, s, m[i], pidx, rule_for(s, pi, pidx, w->term[i]));
+				continue;
+			}
+			w->c.flows_created++;
 		}
 		f = &ft->e[fp];
 		f->last_ns = w->now_ns;
@@ -334,8 +331,8 @@ stage_stateless(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_m
 
 	for (j = 0; j < n; j++) {
 		uint16_t i = idx[j];
-		uint16_t pidx = (uint16_t)w->dp->pidx_of[m[i]->port];
-		emit(w, s, m[i], pidx, rule_for(s, &w->info[i], pidx, w->term[i]));
+
+		emit(w, s, m[i], w->pidx[i], rule_for(s, &w->info[i], w->pidx[i], w->term[i]));
 	}
 }
 
@@ -347,8 +344,7 @@ stage_malformed(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_m
 
 	for (j = 0; j < n; j++) {
 		uint16_t i = idx[j];
-		uint16_t pidx = (uint16_t)w->dp->pidx_of[m[i]->port];
-		int16_t out = s->pol.ports[pidx].peer;
+		int16_t out = s->pol.ports[w->pidx[i]].peer;
 
 		w->c.malformed[w->info[i].reason]++;
 		if (s->pol.malformed == SGW_MALFORMED_FORWARD && out >= 0)
@@ -423,6 +419,7 @@ sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s, struct rt
 		data[i] = rte_pktmbuf_mtod(m[i], const uint8_t *);
 		len[i] = rte_pktmbuf_data_len(m[i]);
 		flen[i] = rte_pktmbuf_pkt_len(m[i]);
+		w->pidx[i] = (uint8_t)w->dp->pidx_of[m[i]->port];
 		rte_prefetch0(data[i]);
 	}
 	/* Multi-segment frames (jumbo): headers in the first segment, lengths from pkt_len. */
@@ -432,7 +429,7 @@ sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s, struct rt
 		for (j = 0; j < w->cls.n[c]; j++) {
 			i = w->cls.idx[c][j];
 			w->term[i] = c < SGW_CLASS_NON_IP ?
-				terminal_of(s, &w->info[i], (uint16_t)w->dp->pidx_of[m[i]->port]) : -1;
+				terminal_of(s, &w->info[i], w->pidx[i]) : -1;
 		}
 	if (may_handoff && w->dp->n_workers > 1)
 		handoff(w, s, m, n);
@@ -440,7 +437,7 @@ sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s, struct rt
 	for (c = 0; c < SGW_CLASS__COUNT; c++)
 		for (j = 0; j < w->cls.n[c]; j++) {
 			w->c.cls_pkts[c]++;
-			w->c.cls_bytes[c] += rte_pktmbuf_pkt_len(m[w->cls.idx[c][j]]);
+			w->c.cls_bytes[c] += flen[w->cls.idx[c][j]];
 		}
 
 	stage_flows(w, s, m, w->cls.idx[SGW_CLASS_TCP], w->cls.n[SGW_CLASS_TCP]);
