@@ -57,7 +57,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 GEN = os.path.join(ROOT, "pktgen-scenarios", "gen_traffic.py")
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
-from throughput import read_schedstat, median  # noqa: E402  (tests/bench/throughput.py)
+from throughput import read_schedstat, median, run_timed  # noqa: E402  (tests/bench/throughput.py)
 from sgwtel import Telemetry  # noqa: E402  (tests/e2e/sgwtel.py)
 
 EMU_MIN_FRAME = 60      # dataplane/emulator.c: the bound is taken at 60-byte frames
@@ -144,18 +144,7 @@ def ratio_run(a, mode, idx, workdir, pcap, policy):
     log = os.path.join(workdir, "ratio-%s-%d.log" % (mode, idx))
     cmd = satgw_cmd(a, prefix, pcap, policy, stats, a.duration, 1024, bare=(mode == "bare"))
     load = os.getloadavg()[0]
-    with open(log, "w") as lf:
-        p = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT)
-        s0 = s1 = None
-        t0 = time.monotonic()
-        while p.poll() is None:
-            el = time.monotonic() - t0
-            if s0 is None and el >= min(1.5, a.duration * 0.3):
-                s0 = read_schedstat(p.pid)
-            if s0 is not None and s1 is None and el >= a.duration - 0.3:
-                s1 = read_schedstat(p.pid)
-            time.sleep(0.05)
-        rc = p.wait()
+    rc, share = run_timed(cmd, log, a.duration)
     if rc != 0:
         die("satgw exited with %d (%s run %d); log %s\ncommand: %s" %
             (rc, mode, idx, log, shlex.join(cmd)))
@@ -163,7 +152,6 @@ def ratio_run(a, mode, idx, workdir, pcap, policy):
     ports = {q["name"]: q for q in st["ports"]}
     el = st["elapsed_s"]
     out = ports["term-side"]
-    share = (s1[0] - s0[0]) / (s1[2] - s0[2]) if s0 and s1 and s1[2] > s0[2] else None
     r = {"mode": mode, "run": idx, "elapsed_s": el, "stats_mode": st["mode"],
          "rx_packets": ports["hub-side"]["rx_packets"], "tx_packets": out["tx_packets"],
          "mpps": out["tx_packets"] / el / 1e6, "gbps": out["tx_bytes"] * 8 / el / 1e9,

@@ -88,30 +88,42 @@ def read_schedstat(pid):
         return None
 
 
+def run_timed(cmd, log, duration):
+    """Run satgw for its --duration, output to log. Returns (exit code, cpu share):
+    the share of the core its worker really had, sampled inside the timed window
+    (after EAL init and the pcap load, before shutdown); None when not sampled.
+    Exit code None: it did not stop within duration + 60 s (killed)."""
+    with open(log, "w") as lf:
+        p = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT)
+        s0 = s1 = None
+        t_start = time.monotonic()
+        while p.poll() is None:
+            el = time.monotonic() - t_start
+            if s0 is None and el >= min(1.5, duration * 0.3):
+                s0 = read_schedstat(p.pid)
+            if s0 is not None and s1 is None and el >= duration - 0.3:
+                s1 = read_schedstat(p.pid)
+            time.sleep(0.05)
+        try:
+            rc = p.wait(timeout=duration + 60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = None
+    share = None
+    if s0 and s1 and s1[2] > s0[2]:
+        share = (s1[0] - s0[0]) / (s1[2] - s0[2])
+    return rc, share
+
+
 def one_run(a, mode, idx, workdir, pcap):
     prefix = "sgwtput_%d_%s_%d" % (os.getpid(), mode, idx)
     stats = os.path.join(workdir, "%s-%d.json" % (mode, idx))
     log = os.path.join(workdir, "%s-%d.log" % (mode, idx))
     cmd = satgw_cmd(a, prefix, pcap, mode, stats, a.duration)
     load = os.getloadavg()[0]
-    with open(log, "w") as lf:
-        p = subprocess.Popen(cmd, stdout=lf, stderr=subprocess.STDOUT)
-        # Sample the worker's CPU time inside the timed window (after EAL init and
-        # the pcap load, before shutdown): the share of the core it really had.
-        s0 = s1 = None
-        t_start = time.monotonic()
-        while p.poll() is None:
-            el = time.monotonic() - t_start
-            if s0 is None and el >= min(1.5, a.duration * 0.3):
-                s0 = read_schedstat(p.pid)
-            if s0 is not None and s1 is None and el >= a.duration - 0.3:
-                s1 = read_schedstat(p.pid)
-            time.sleep(0.05)
-        try:
-            rc = p.wait(timeout=a.duration + 60)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            die("satgw did not stop after --duration %s; log: %s" % (a.duration, log))
+    rc, share = run_timed(cmd, log, a.duration)
+    if rc is None:
+        die("satgw did not stop after --duration %s; log: %s" % (a.duration, log))
     if rc != 0:
         tail = open(log).read()[-2000:]
         die("satgw exited with %d (%s run %d)%s\n%s\ncommand: %s" %
@@ -125,9 +137,6 @@ def one_run(a, mode, idx, workdir, pcap):
     if el <= 0 or terr["rx_packets"] == 0:
         die("%s run %d forwarded nothing (rx %d in %.3f s); log: %s" %
             (mode, idx, terr["rx_packets"], el, log))
-    share = None
-    if s0 and s1 and s1[2] > s0[2]:
-        share = (s1[0] - s0[0]) / (s1[2] - s0[2])
     drops = sum(st.get("drops", {}).values())
     r = {"mode": mode, "run": idx, "elapsed_s": el, "rx_packets": terr["rx_packets"],
          "tx_packets": sat["tx_packets"], "tx_bytes": sat["tx_bytes"], "drops": drops,
