@@ -5,6 +5,7 @@
  * an invalid one is rejected and the running policy stays.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,10 +14,89 @@
 
 #include "control.h"
 
+static int
+u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The first satlink key that differs, or NULL: the whole section is restart-only. */
+static const char *
+satlink_diff(const struct sgw_satlink_conf *a, const struct sgw_satlink_conf *b)
+{
+	if (a->port != b->port)
+		return "port";
+	if (a->terminal_id != b->terminal_id)
+		return "terminal";
+	if (memcmp(a->peer_mac, b->peer_mac, sizeof(a->peer_mac)) != 0)
+		return "peer_mac";
+	if (a->forward_rate_bps != b->forward_rate_bps)
+		return "forward_rate_bps";
+	if (a->return_rate_bps != b->return_rate_bps)
+		return "return_rate_bps";
+	if (a->rtt_ms != b->rtt_ms)
+		return "rtt_ms";
+	if (a->frame_size != b->frame_size)
+		return "frame_size";
+	if (a->retx_copies != b->retx_copies)
+		return "retx_copies";
+	if (a->retx_spacing_us != b->retx_spacing_us)
+		return "retx_spacing_us";
+	if (a->status_interval_ms != b->status_interval_ms)
+		return "status_interval_ms";
+	if (a->keepalive_ms != b->keepalive_ms)
+		return "keepalive_ms";
+	if (a->link_down_ms != b->link_down_ms)
+		return "link_down_ms";
+	if (a->send_queue != b->send_queue)
+		return "send_queue";
+	if (a->window_max != b->window_max)
+		return "window_max";
+	if (a->default_service != b->default_service)
+		return "default_service";
+	if (strcmp(a->keys, b->keys) != 0)
+		return "keys";
+	return NULL;
+}
+
+/*
+ * With satlink the sessions (one per terminal at a hub) are created at
+ * startup: the set of terminal ids, in any order, must stay. 1 when it
+ * changed (or cannot be compared for want of memory), else 0.
+ */
+static int
+terminal_ids_differ(const struct sgw_policy *cur, const struct sgw_policy *next)
+{
+	uint32_t *a, *b, i, n = cur->n_terminals;
+	int rc = 1;
+
+	if (cur->n_terminals != next->n_terminals)
+		return 1;
+	if (n == 0)
+		return 0;
+	a = malloc(sizeof(*a) * n);
+	b = malloc(sizeof(*b) * n);
+	if (a != NULL && b != NULL) {
+		for (i = 0; i < n; i++) {
+			a[i] = cur->terminals[i].id;
+			b[i] = next->terminals[i].id;
+		}
+		qsort(a, n, sizeof(*a), u32_cmp);
+		qsort(b, n, sizeof(*b), u32_cmp);
+		rc = memcmp(a, b, sizeof(*a) * n) != 0;
+	}
+	free(a);
+	free(b);
+	return rc;
+}
+
 int
 sgw_policy_restart_diff(const struct sgw_policy *cur, const struct sgw_policy *next, char *why,
 			size_t len)
 {
+	const char *key;
 	uint16_t p;
 
 	if (cur->role != next->role) {
@@ -51,6 +131,23 @@ sgw_policy_restart_diff(const struct sgw_policy *cur, const struct sgw_policy *n
 	if (cur->workers.burst != next->workers.burst ||
 	    cur->workers.timer_tick_us != next->workers.timer_tick_us) {
 		snprintf(why, len, "workers.burst or workers.timer_tick_us changed");
+		return 1;
+	}
+	/* satlink: sessions, windows, pacing and keys are set up at startup. */
+	if (cur->satlink.enabled != next->satlink.enabled) {
+		snprintf(why, len, "satlink %s", next->satlink.enabled ? "added" : "removed");
+		return 1;
+	}
+	if (!cur->satlink.enabled)
+		return 0;
+	key = satlink_diff(&cur->satlink, &next->satlink);
+	if (key != NULL) {
+		snprintf(why, len, "satlink.%s changed", key);
+		return 1;
+	}
+	if (terminal_ids_differ(cur, next)) {
+		snprintf(why, len, "terminals (ids) changed with satlink: sessions are created "
+			 "at startup");
 		return 1;
 	}
 	return 0;

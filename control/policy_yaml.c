@@ -11,7 +11,10 @@
  * The emulator's link section fills sgw_policy.emu; its numbers keep their
  * decimal text exact (durations become whole ns), and the link model's own
  * check (sgw_linkem_conf_check) has the last word on each direction.
- * Pure C11 + libyaml: no DPDK.
+ * The satlink section (roles hub and terminal) fills sgw_policy.satlink; its
+ * key file, when named, is loaded once to check that every session has a
+ * key, then freed (the dataplane loads it again at startup).
+ * Pure C11 + libyaml (+ lib/sgw_slcrypto for the key file): no DPDK.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +29,7 @@
 #include <yaml.h>
 
 #include "policy_yaml.h"
+#include "sgw_slcrypto.h"
 
 #define ARENA_CHUNK (256u * 1024u)
 #define MAX_DEPTH 64
@@ -921,6 +925,7 @@ get_range(struct ld *ld, const struct ynode *v, const char *key, const char *wha
 enum {
 	TK_VERSION, TK_ROLE, TK_PORTS, TK_NEXT_HOPS, TK_TERMINALS, TK_RULES,
 	TK_LIMITS, TK_WORKERS, TK_PROTOCOLS, TK_MALFORMED, TK_DEFAULT_ACTION, TK_LINK,
+	TK_SATLINK,
 };
 static const struct keyspec top_keys[] = {
 	[TK_VERSION] = { "version", true },
@@ -935,6 +940,7 @@ static const struct keyspec top_keys[] = {
 	[TK_MALFORMED] = { "malformed", false },
 	[TK_DEFAULT_ACTION] = { "default_action", false },
 	[TK_LINK] = { "link", false },   /* required for role emulator only */
+	[TK_SATLINK] = { "satlink", false }, /* roles hub and terminal only */
 };
 
 enum { PK_NAME, PK_DEVICE, PK_ROLE, PK_PEER, PK_RX, PK_TX, PK_MTU, PK_PROMISC };
@@ -1101,14 +1107,18 @@ static const struct keyspec nh_keys[] = {
 	[NK_MAC] = { "mac", true },
 };
 
+/*
+ * A MAC address, xx:xx:xx:xx:xx:xx. unicast: a next hop's, refused when
+ * multicast; a satlink peer_mac may be any (ff:ff:ff:ff:ff:ff is its default).
+ */
 static bool
-get_mac(struct ld *ld, const struct ynode *v, uint8_t mac[6])
+get_mac(struct ld *ld, const struct ynode *v, const char *key, bool unicast, uint8_t mac[6])
 {
 	char sb[SHOW_MAX + 8];
 	unsigned int k;
 	int hi, lo;
 
-	if (!want_scalar(ld, v, "mac", "a MAC address"))
+	if (!want_scalar(ld, v, key, "a MAC address"))
 		return false;
 	if (v->n != 17)
 		goto bad;
@@ -1127,7 +1137,7 @@ get_mac(struct ld *ld, const struct ynode *v, uint8_t mac[6])
 			goto bad;
 		mac[k] = (uint8_t)(hi << 4 | lo);
 	}
-	if (mac[0] & 1) {
+	if (unicast && (mac[0] & 1)) {
 		ERR(ld, v, "MAC address %s is a multicast address: a next hop needs a "
 		    "unicast one", show(v, sb, sizeof(sb)));
 		return false;
@@ -1182,7 +1192,7 @@ load_next_hops(struct ld *ld, const struct ynode *v)
 				nh->port = (int16_t)idx;
 		}
 		if (vals[NK_MAC])
-			get_mac(ld, vals[NK_MAC], nh->mac);
+			get_mac(ld, vals[NK_MAC], "mac", true, nh->mac);
 	}
 	ld->nhops.usable = true;
 }
@@ -1318,13 +1328,26 @@ out:
 
 /* ---------------------------------------------------------------- rules */
 
-enum { RK_NAME, RK_MATCH, RK_ACTION, RK_NEXT_HOP };
+enum { RK_NAME, RK_MATCH, RK_ACTION, RK_NEXT_HOP, RK_SATLINK };
 static const struct keyspec rule_keys[] = {
 	[RK_NAME] = { "name", true },
 	[RK_MATCH] = { "match", false },
 	[RK_ACTION] = { "action", true },
 	[RK_NEXT_HOP] = { "next_hop", false },
+	[RK_SATLINK] = { "satlink", false },  /* a service; needs the satlink section */
 };
+
+/* Rule and satlink section service names: enum sgw_sl_service minus 1 (no "default"). */
+static const char *const sl_service_names[] = { "reliable", "datagram", "bypass" };
+#define N_SL_SERVICES (sizeof(sl_service_names) / sizeof(sl_service_names[0]))
+
+static const char *
+sl_service_name(enum sgw_sl_service s)
+{
+	if (s < SGW_SL_SVC_RELIABLE || s >= SGW_SL_SVC__COUNT)
+		return "?";
+	return sl_service_names[s - SGW_SL_SVC_RELIABLE];
+}
 
 enum {
 	MK_IN_PORT, MK_TERMINAL, MK_SRC, MK_DST, MK_PROTO, MK_SPORTS, MK_DPORTS,
@@ -1481,8 +1504,9 @@ load_match(struct ld *ld, const struct ynode *m, struct sgw_rule *r)
 }
 
 
+/* has_satlink: the policy has a satlink section (a rule may then name a service). */
 static void
-load_rules(struct ld *ld, const struct ynode *v)
+load_rules(struct ld *ld, const struct ynode *v, bool has_satlink)
 {
 	struct sgw_policy *p = ld->p;
 	const struct ynode *vals[NKEYS(rule_keys)], *keys[NKEYS(rule_keys)];
@@ -1538,6 +1562,18 @@ load_rules(struct ld *ld, const struct ynode *v)
 				r->next_hop = (int16_t)idx;
 			if (vals[RK_ACTION] && r->action == SGW_ACT_DROP)
 				ERR(ld, keys[RK_NEXT_HOP], "'next_hop' is only allowed with "
+				    "action forward or count (this rule drops)");
+		}
+		if (vals[RK_SATLINK]) {
+			if (get_enum(ld, vals[RK_SATLINK], "satlink", sl_service_names,
+				     N_SL_SERVICES, &en))
+				r->sl_service = (enum sgw_sl_service)(en + SGW_SL_SVC_RELIABLE);
+			if (!has_satlink)
+				ERR(ld, keys[RK_SATLINK], "rule '%s' names a satlink service but "
+				    "the policy has no satlink section",
+				    name_or_null(vals[RK_NAME]) ? name_or_null(vals[RK_NAME]) : "?");
+			else if (vals[RK_ACTION] && r->action == SGW_ACT_DROP)
+				ERR(ld, keys[RK_SATLINK], "'satlink' is only allowed with "
 				    "action forward or count (this rule drops)");
 		}
 	}
@@ -2219,6 +2255,235 @@ load_link(struct ld *ld, const struct ynode *root, const struct ynode *key,
 		    ports[emu->dir[0].from_port].name);
 }
 
+/* ------------------------------------------- satlink (roles hub, terminal) */
+
+enum {
+	SLK_PORT, SLK_TERMINAL, SLK_PEER_MAC, SLK_FWD_RATE, SLK_RET_RATE, SLK_RTT,
+	SLK_FRAME, SLK_COPIES, SLK_SPACING, SLK_STATUS, SLK_KEEPALIVE, SLK_LINK_DOWN,
+	SLK_SENDQ, SLK_WINDOW, SLK_SERVICE, SLK_KEYS,
+};
+static const struct keyspec satlink_keys[] = {
+	[SLK_PORT] = { "port", true },
+	[SLK_TERMINAL] = { "terminal", false },   /* required for role terminal only */
+	[SLK_PEER_MAC] = { "peer_mac", false },
+	[SLK_FWD_RATE] = { "forward_rate_bps", true },
+	[SLK_RET_RATE] = { "return_rate_bps", true },
+	[SLK_RTT] = { "rtt_ms", false },
+	[SLK_FRAME] = { "frame_size", false },
+	[SLK_COPIES] = { "retx_copies", false },
+	[SLK_SPACING] = { "retx_spacing_us", false },
+	[SLK_STATUS] = { "status_interval_ms", false },
+	[SLK_KEEPALIVE] = { "keepalive_ms", false },
+	[SLK_LINK_DOWN] = { "link_down_ms", false },
+	[SLK_SENDQ] = { "send_queue", false },
+	[SLK_WINDOW] = { "window_max", false },
+	[SLK_SERVICE] = { "default_service", false },
+	[SLK_KEYS] = { "keys", false },
+};
+
+#define SL_RATE_MIN 1000ull
+#define SL_RATE_MAX 400000000000ull
+#define SL_KEYS_ERRBUF 16384
+
+/*
+ * keys: a path, relative ones from the policy file's directory (the name the
+ * loader was given; none when it has no '/'). False (reported) when it is
+ * empty or too long once resolved.
+ */
+static bool
+satlink_keys_path(struct ld *ld, const struct ynode *v, char *out, size_t len)
+{
+	const char *slash = strrchr(ld->file, '/');
+	char sb[SHOW_MAX + 8];
+	size_t dir;
+	uint32_t i;
+
+	if (!want_scalar(ld, v, "keys", "a file path"))
+		return false;
+	dir = v->u.s[0] != '/' && slash != NULL ? (size_t)(slash - ld->file) + 1 : 0;
+	for (i = 0; i < v->n; i++)
+		if ((unsigned char)v->u.s[i] < 0x20 || v->u.s[i] == 0x7f)
+			break;
+	if (v->n == 0 || i < v->n) {
+		ERR(ld, v, "'keys' must be a file path without control characters (got %s)",
+		    show(v, sb, sizeof(sb)));
+		return false;
+	}
+	if (dir + v->n >= len) {
+		ERR(ld, v, "'keys' path %s is too long: %zu bytes once resolved (at most %zu)",
+		    show(v, sb, sizeof(sb)), dir + v->n, len - 1);
+		return false;
+	}
+	memcpy(out, ld->file, dir);
+	memcpy(out + dir, v->u.s, v->n + 1);
+	return true;
+}
+
+/*
+ * Load the key file (errors reported at v, one per line the key loader
+ * gives), check that every session has a key, and free it again. all: every
+ * terminal has a session (hub); else term, when >= 0, is the only one.
+ */
+static void
+satlink_check_keys(struct ld *ld, const struct ynode *v, const char *path, bool all,
+		   int64_t term)
+{
+	const struct sgw_policy *p = ld->p;
+	struct sgw_slcrypto_keys *keys = NULL;
+	char *eb = malloc(SL_KEYS_ERRBUF);
+	uint32_t i;
+
+	if (eb == NULL) {
+		oom(ld);
+		return;
+	}
+	if (sgw_slcrypto_keys_load(path, &keys, eb, SL_KEYS_ERRBUF) != 0) {
+		char *line = eb, *end;
+		bool any = false;
+
+		while (*line != '\0') {
+			end = line + strcspn(line, "\n");
+			if (end > line) {
+				ERR(ld, v, "satlink keys: %.*s", (int)(end - line), line);
+				any = true;
+			}
+			line = *end != '\0' ? end + 1 : end;
+		}
+		if (!any)
+			ERR(ld, v, "satlink keys: %s: cannot load", path);
+		free(eb);
+		return;
+	}
+	free(eb);
+	if (all) {
+		for (i = 0; i < p->n_terminals; i++) {
+			if (sgw_slcrypto_keys_find(keys, p->terminals[i].id) != NULL)
+				continue;
+			ERR(ld, v, "satlink keys: %s has no key for terminal '%s' (id %" PRIu32
+			    ")", path, p->terminals[i].name, p->terminals[i].id);
+			break;
+		}
+	} else if (term >= 0 && sgw_slcrypto_keys_find(keys, p->terminals[term].id) == NULL) {
+		ERR(ld, v, "satlink keys: %s has no key for terminal '%s' (id %" PRIu32 ")",
+		    path, p->terminals[term].name, p->terminals[term].id);
+	}
+	sgw_slcrypto_keys_free(keys);
+}
+
+/* satlink: optional for roles hub and terminal, refused for emulator. */
+static void
+load_satlink(struct ld *ld, const struct ynode *key, const struct ynode *v, bool role_known)
+{
+	const struct ynode *vals[NKEYS(satlink_keys)], *keys[NKEYS(satlink_keys)];
+	struct sgw_policy *p = ld->p;
+	struct sgw_satlink_conf *sl = &p->satlink;
+	char path[SGW_SL_KEYS_PATH_MAX];
+	bool keepalive_ok = true, path_ok = false;
+	int64_t term = -1, idx;
+	uint8_t mac[6];
+	unsigned int en;
+	uint32_t x, i;
+
+	if (v == NULL || is_null(v))
+		return;
+	if (role_known && p->role == SGW_ROLE_EMULATOR) {
+		ERR(ld, key, "'satlink' is only used by roles hub and terminal (this policy's "
+		    "role is %s)", sgw_role_name(p->role));
+		return;
+	}
+	v = get_map(ld, v, "satlink");
+	if (v == NULL)
+		return;
+	sl->enabled = true;
+	map_fields(ld, v, "satlink", satlink_keys, NKEYS(satlink_keys), vals, keys, false);
+	check_required(ld, v, "satlink", NULL, satlink_keys, NKEYS(satlink_keys), vals);
+
+	if (vals[SLK_PORT]) {
+		idx = resolve(ld, &ld->ports, vals[SLK_PORT], "port", "port");
+		if (idx >= 0 && idx < SGW_MAX_PORTS) {
+			if (p->ports[idx].role != SGW_PORT_SATELLITE)
+				ERR(ld, vals[SLK_PORT], "satlink port '%s' has role %s: satlink "
+				    "runs on a port whose role is satellite", p->ports[idx].name,
+				    sgw_port_role_name(p->ports[idx].role));
+			else
+				sl->port = (int16_t)idx;
+		}
+	}
+
+	/* terminal: which terminal this box is; a hub has a session per terminal. */
+	if (role_known && p->role == SGW_ROLE_HUB && keys[SLK_TERMINAL] != NULL)
+		ERR(ld, keys[SLK_TERMINAL], "'terminal' is only used by role terminal (this "
+		    "policy's role is hub: it has a session per terminal)");
+	else if (role_known && p->role == SGW_ROLE_TERMINAL && vals[SLK_TERMINAL] == NULL)
+		ERR(ld, v, "missing required key 'terminal' in satlink (role terminal)");
+	else if (vals[SLK_TERMINAL] &&
+		 get_u32(ld, vals[SLK_TERMINAL], "terminal", 0, UINT32_MAX, &x)) {
+		sl->terminal_id = x;
+		if (ld->terms.usable) {
+			for (i = 0; i < p->n_terminals; i++)
+				if (p->terminals[i].id == x)
+					break;
+			if (i < p->n_terminals)
+				term = i;
+			else
+				ERR(ld, vals[SLK_TERMINAL], "satlink terminal %" PRIu32 " is not "
+				    "the id of any terminal in 'terminals'", x);
+		}
+	}
+	if (role_known && p->role == SGW_ROLE_HUB && ld->terms.usable && p->n_terminals == 0)
+		ERR(ld, key, "satlink on a hub needs at least one terminal in 'terminals' "
+		    "(one session per terminal)");
+
+	if (vals[SLK_PEER_MAC] && get_mac(ld, vals[SLK_PEER_MAC], "peer_mac", false, mac))
+		memcpy(sl->peer_mac, mac, sizeof(mac));
+	if (vals[SLK_FWD_RATE])
+		get_uint(ld, vals[SLK_FWD_RATE], "forward_rate_bps", SL_RATE_MIN, SL_RATE_MAX,
+			 &sl->forward_rate_bps);
+	if (vals[SLK_RET_RATE])
+		get_uint(ld, vals[SLK_RET_RATE], "return_rate_bps", SL_RATE_MIN, SL_RATE_MAX,
+			 &sl->return_rate_bps);
+	get_u32(ld, vals[SLK_RTT], "rtt_ms", 1, 10000, &sl->rtt_ms);
+	if (get_u32(ld, vals[SLK_FRAME], "frame_size", 64, 1960, &x))
+		sl->frame_size = (uint16_t)x;
+	if (get_u32(ld, vals[SLK_COPIES], "retx_copies", 1, 8, &x))
+		sl->retx_copies = (uint8_t)x;
+	get_u32(ld, vals[SLK_SPACING], "retx_spacing_us", 0, 1000000, &sl->retx_spacing_us);
+	get_u32(ld, vals[SLK_STATUS], "status_interval_ms", 1, 1000, &sl->status_interval_ms);
+	if (vals[SLK_KEEPALIVE])
+		keepalive_ok = get_u32(ld, vals[SLK_KEEPALIVE], "keepalive_ms", 10, 60000,
+				       &sl->keepalive_ms);
+	if (vals[SLK_LINK_DOWN]) {
+		if (get_u32(ld, vals[SLK_LINK_DOWN], "link_down_ms", 20, 600000, &x) &&
+		    keepalive_ok) {
+			if (x <= sl->keepalive_ms)
+				ERR(ld, vals[SLK_LINK_DOWN], "'link_down_ms' %" PRIu32 " must be "
+				    "more than 'keepalive_ms' (%" PRIu32 "%s)", x, sl->keepalive_ms,
+				    vals[SLK_KEEPALIVE] ? "" : ", the default");
+			else
+				sl->link_down_ms = x;
+		}
+	} else if (vals[SLK_KEEPALIVE] && keepalive_ok && sl->keepalive_ms >= sl->link_down_ms) {
+		/* keepalive moved past the default link_down_ms without it moving too. */
+		ERR(ld, vals[SLK_KEEPALIVE], "'keepalive_ms' %" PRIu32 " must be less than "
+		    "'link_down_ms' (default %" PRIu32 "): set 'link_down_ms' too",
+		    sl->keepalive_ms, sl->link_down_ms);
+	}
+	get_u32(ld, vals[SLK_SENDQ], "send_queue", 1, 65536, &sl->send_queue);
+	get_u32(ld, vals[SLK_WINDOW], "window_max", 64, 8192, &sl->window_max);
+	if (vals[SLK_SERVICE] && get_enum(ld, vals[SLK_SERVICE], "default_service",
+					  sl_service_names, N_SL_SERVICES, &en))
+		sl->default_service = (enum sgw_sl_service)(en + SGW_SL_SVC_RELIABLE);
+
+	if (vals[SLK_KEYS] && satlink_keys_path(ld, vals[SLK_KEYS], path, sizeof(path))) {
+		memcpy(sl->keys, path, strlen(path) + 1);
+		path_ok = true;
+	}
+	/* Sessions: every terminal at a hub, this terminal at a terminal. */
+	if (path_ok)
+		satlink_check_keys(ld, vals[SLK_KEYS], path, role_known &&
+				   p->role == SGW_ROLE_HUB && ld->terms.usable, term);
+}
+
 /* An emulator joins two ports and forwards every frame through the link model. */
 static void
 check_emulator_sections(struct ld *ld, const struct ynode *const *vals,
@@ -2260,6 +2525,10 @@ subsection_of(const struct ynode *key)
 	for (i = 0; i < NKEYS(link_keys); i++)
 		if (seq(key, link_keys[i].name))
 			return "link";
+	/* Not 'port' nor 'terminal': at the top those are more likely 'ports', 'terminals'. */
+	for (i = SLK_PEER_MAC; i < NKEYS(satlink_keys); i++)
+		if (seq(key, satlink_keys[i].name))
+			return "satlink";
 	return NULL;
 }
 
@@ -2299,7 +2568,8 @@ load_root(struct ld *ld, const struct ynode *root)
 	load_ports(ld, vals[TK_PORTS]);
 	load_next_hops(ld, vals[TK_NEXT_HOPS]);
 	load_terminals(ld, vals[TK_TERMINALS]);
-	load_rules(ld, vals[TK_RULES]);
+	load_rules(ld, vals[TK_RULES], vals[TK_SATLINK] != NULL &&
+		   vals[TK_SATLINK]->kind != YN_BAD && !is_null(vals[TK_SATLINK]));
 	load_limits(ld, vals[TK_LIMITS]);
 	load_workers(ld, vals[TK_WORKERS]);
 	load_protocols(ld, vals[TK_PROTOCOLS]);
@@ -2313,6 +2583,7 @@ load_root(struct ld *ld, const struct ynode *root)
 	if (role_known && p->role == SGW_ROLE_EMULATOR)
 		check_emulator_sections(ld, vals, keys);
 	load_link(ld, root, keys[TK_LINK], vals[TK_LINK], role_known);
+	load_satlink(ld, keys[TK_SATLINK], vals[TK_SATLINK], role_known);
 }
 
 /* ------------------------------------------------------ YAML -> tree */
@@ -2941,6 +3212,36 @@ put_link_dir(FILE *f, const struct sgw_policy *p, const char *name,
 	}
 }
 
+static void
+put_satlink(FILE *f, const struct sgw_policy *p)
+{
+	const struct sgw_satlink_conf *sl = &p->satlink;
+
+	fputs("satlink:\n  port: ", f);
+	put_name(f, sl->port >= 0 && sl->port < p->n_ports ? p->ports[sl->port].name : "?");
+	fputc('\n', f);
+	if (p->role == SGW_ROLE_TERMINAL)
+		fprintf(f, "  terminal: %" PRIu32 "\n", sl->terminal_id);
+	fprintf(f, "  peer_mac: \"%02x:%02x:%02x:%02x:%02x:%02x\"\n", sl->peer_mac[0],
+		sl->peer_mac[1], sl->peer_mac[2], sl->peer_mac[3], sl->peer_mac[4],
+		sl->peer_mac[5]);
+	fprintf(f, "  forward_rate_bps: %" PRIu64 "\n  return_rate_bps: %" PRIu64
+		"\n  rtt_ms: %" PRIu32 "\n  frame_size: %u\n  retx_copies: %u\n"
+		"  retx_spacing_us: %" PRIu32 "\n  status_interval_ms: %" PRIu32
+		"\n  keepalive_ms: %" PRIu32 "\n  link_down_ms: %" PRIu32
+		"\n  send_queue: %" PRIu32 "\n  window_max: %" PRIu32
+		"\n  default_service: %s\n",
+		sl->forward_rate_bps, sl->return_rate_bps, sl->rtt_ms, sl->frame_size,
+		sl->retx_copies, sl->retx_spacing_us, sl->status_interval_ms, sl->keepalive_ms,
+		sl->link_down_ms, sl->send_queue, sl->window_max,
+		sl_service_name(sl->default_service));
+	if (sl->keys[0] != '\0') {
+		fputs("  keys: ", f);
+		put_quoted(f, sl->keys);
+		fputc('\n', f);
+	}
+}
+
 int
 sgw_policy_dump_yaml(const struct sgw_policy *p, FILE *f)
 {
@@ -3005,6 +3306,8 @@ sgw_policy_dump_yaml(const struct sgw_policy *p, FILE *f)
 			put_name(f, p->next_hops[r->next_hop].name);
 			fputc('\n', f);
 		}
+		if (r->sl_service != SGW_SL_SVC_DEFAULT)
+			fprintf(f, "    satlink: %s\n", sl_service_name(r->sl_service));
 	}
 
 	fprintf(f, "limits:\n  flows_per_core: %" PRIu32 "\n  mbufs: %" PRIu32
@@ -3024,5 +3327,7 @@ sgw_policy_dump_yaml(const struct sgw_policy *p, FILE *f)
 		put_link_dir(f, p, "forward", &p->emu.dir[SGW_LINK_FORWARD]);
 		put_link_dir(f, p, "return", &p->emu.dir[SGW_LINK_RETURN]);
 	}
+	if (p->satlink.enabled)
+		put_satlink(f, p);
 	return ferror(f) ? -1 : 0;
 }

@@ -35,6 +35,19 @@ sgw_policy_init_defaults(struct sgw_policy *p)
 	p->workers.burst = 32;
 	p->workers.tx_drain_us = 100;
 	p->workers.timer_tick_us = 100;
+
+	p->satlink.port = -1;
+	memset(p->satlink.peer_mac, 0xff, sizeof(p->satlink.peer_mac));
+	p->satlink.rtt_ms = 600;
+	p->satlink.frame_size = 1400;
+	p->satlink.retx_copies = 2;
+	p->satlink.retx_spacing_us = 5000;
+	p->satlink.status_interval_ms = 20;
+	p->satlink.keepalive_ms = 500;
+	p->satlink.link_down_ms = 2000;
+	p->satlink.send_queue = 1024;
+	p->satlink.window_max = 8192;
+	p->satlink.default_service = SGW_SL_SVC_RELIABLE;
 }
 
 void

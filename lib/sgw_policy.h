@@ -90,6 +90,18 @@ struct sgw_terminal {
 	struct sgw_prefix prefixes[SGW_TERM_PREFIX_MAX];
 };
 
+/*
+ * Which satlink service a packet rides when it leaves through the satlink
+ * port (roles hub and terminal with a satlink section).
+ */
+enum sgw_sl_service {
+	SGW_SL_SVC_DEFAULT = 0,  /* rules: the satlink section's default_service */
+	SGW_SL_SVC_RELIABLE,     /* ARQ: retransmitted until acknowledged, in order */
+	SGW_SL_SVC_DATAGRAM,     /* best effort: fragmented, never retransmitted */
+	SGW_SL_SVC_BYPASS,       /* the frame as it is, outside the link layer */
+	SGW_SL_SVC__COUNT
+};
+
 struct sgw_rule {
 	char name[SGW_NAME_MAX];
 	/* Match; an empty list (n_* == 0) or -1 means "any". */
@@ -106,6 +118,7 @@ struct sgw_rule {
 	/* Action */
 	enum sgw_action action;
 	int16_t next_hop;   /* index into next_hops; -1 = the input port's peer, no MAC rewrite */
+	enum sgw_sl_service sl_service; /* satlink service when it leaves by the satlink port */
 };
 
 enum sgw_malformed_policy {
@@ -144,6 +157,33 @@ struct sgw_emulator_conf {
 	struct sgw_link_dir dir[2]; /* forward (hub -> terminals) and return */
 };
 
+/*
+ * roles hub and terminal: the reliable satellite link protocol (lib/sgw_arq.h,
+ * docs/satlink.md) on one satellite port. The hub keeps one session per
+ * terminal of the policy, a terminal one session with the hub. Rates size the
+ * windows (rate x rtt) and pace the frames a sender puts on the link.
+ */
+#define SGW_SL_KEYS_PATH_MAX 256
+struct sgw_satlink_conf {
+	bool enabled;               /* the section is present */
+	int16_t port;               /* policy port index: frames leave and arrive here */
+	uint32_t terminal_id;       /* role terminal: this terminal's id (one of terminals) */
+	uint8_t peer_mac[6];        /* destination MAC of frames; default ff:ff:ff:ff:ff:ff */
+	uint64_t forward_rate_bps;  /* hub -> terminal frame bits/s (required) */
+	uint64_t return_rate_bps;   /* terminal -> hub frame bits/s (required) */
+	uint32_t rtt_ms;            /* round trip for window sizing and the first RTO: 600 */
+	uint16_t frame_size;        /* payload bytes per DATA frame, 64..1960: 1400 */
+	uint8_t retx_copies;        /* k, 1..8: 2 */
+	uint32_t retx_spacing_us;   /* between the k copies: 5000 */
+	uint32_t status_interval_ms; /* 1..1000: 20 */
+	uint32_t keepalive_ms;      /* 10..60000: 500 */
+	uint32_t link_down_ms;      /* > keepalive_ms, ..600000: 2000 */
+	uint32_t send_queue;        /* packets queued beyond the window, 1..65536: 1024 */
+	uint32_t window_max;        /* cap on the computed windows, 64..8192: 8192 */
+	enum sgw_sl_service default_service; /* reliable, datagram or bypass: reliable */
+	char keys[SGW_SL_KEYS_PATH_MAX]; /* AES-GCM key file; "" = frames not protected */
+};
+
 struct sgw_policy {
 	enum sgw_role role;
 	uint8_t lift_proto;         /* default 253 */
@@ -164,6 +204,7 @@ struct sgw_policy {
 	struct sgw_limits limits;
 	struct sgw_workers_conf workers;
 	struct sgw_emulator_conf emu;    /* role: emulator only */
+	struct sgw_satlink_conf satlink; /* roles hub and terminal */
 };
 
 /* What a rule matches on, extracted from one packet. Host order scalars. */

@@ -9,6 +9,7 @@
  */
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -634,6 +635,151 @@ TEST_F(Pipeline, ReloadRefusesRestartOnlyChanges)
 	EXPECT_NE(std::string(why).find("limits"), std::string::npos);
 	sgw_policy_free(&cur);
 	sgw_policy_free(&next);
+}
+
+/* The whole satlink section and, with it, the set of terminal ids need a restart. */
+std::string
+satlink_policy(const std::string &satlink, const std::string &terminals,
+	       const std::string &rules = "")
+{
+	return "version: 1\nrole: hub\nports:\n"
+	       "  - {name: terr, device: d0, role: terrestrial, peer: sat}\n"
+	       "  - {name: sat, device: d1, role: satellite, peer: terr}\n"
+	       "terminals:\n" + terminals + (satlink.empty() ? "" : "satlink:\n" + satlink) +
+	       rules;
+}
+
+/* 1 and the message, or 0. */
+int
+restart_diff(const std::string &a, const std::string &b, std::string *why)
+{
+	struct sgw_policy cur, next;
+	struct sgw_cfg_errors errs;
+	char buf[256] = "";
+	int rc;
+
+	EXPECT_EQ(sgw_policy_load_buffer("a", a.data(), a.size(), &cur, &errs), 0) << a;
+	EXPECT_EQ(sgw_policy_load_buffer("b", b.data(), b.size(), &next, &errs), 0) << b;
+	rc = sgw_policy_restart_diff(&cur, &next, buf, sizeof(buf));
+	*why = buf;
+	sgw_policy_free(&cur);
+	sgw_policy_free(&next);
+	return rc;
+}
+
+TEST(RestartDiff, SatlinkSectionIsRestartOnly)
+{
+	const std::string terms = "  - {name: a, id: 1, prefixes: [10.1.0.0/16]}\n"
+				  "  - {name: b, id: 2, prefixes: [10.2.0.0/16]}\n";
+	const std::string base = "  port: sat\n  forward_rate_bps: 20000000\n"
+				 "  return_rate_bps: 2000000\n";
+	const std::string sl = satlink_policy(base, terms);
+	std::string why;
+
+	EXPECT_EQ(restart_diff(sl, sl, &why), 0) << why;
+	EXPECT_EQ(restart_diff(satlink_policy("", terms), sl, &why), 1);
+	EXPECT_EQ(why, "satlink added");
+	EXPECT_EQ(restart_diff(sl, satlink_policy("", terms), &why), 1);
+	EXPECT_EQ(why, "satlink removed");
+
+	/* Each key, named. */
+	const struct {
+		const char *yaml, *key;
+	} keys[] = {
+		{ "  peer_mac: \"02:00:00:00:04:01\"\n", "peer_mac" },
+		{ "  rtt_ms: 560\n", "rtt_ms" },
+		{ "  frame_size: 1200\n", "frame_size" },
+		{ "  retx_copies: 3\n", "retx_copies" },
+		{ "  retx_spacing_us: 0\n", "retx_spacing_us" },
+		{ "  status_interval_ms: 10\n", "status_interval_ms" },
+		{ "  keepalive_ms: 400\n", "keepalive_ms" },
+		{ "  link_down_ms: 3000\n", "link_down_ms" },
+		{ "  send_queue: 512\n", "send_queue" },
+		{ "  window_max: 4096\n", "window_max" },
+		{ "  default_service: datagram\n", "default_service" },
+	};
+	for (const auto &k : keys) {
+		EXPECT_EQ(restart_diff(sl, satlink_policy(base + k.yaml, terms), &why), 1) << k.key;
+		EXPECT_EQ(why, std::string("satlink.") + k.key + " changed");
+	}
+	EXPECT_EQ(restart_diff(sl, satlink_policy("  port: sat\n  forward_rate_bps: 20000001\n"
+						  "  return_rate_bps: 2000000\n", terms), &why), 1);
+	EXPECT_EQ(why, "satlink.forward_rate_bps changed");
+	EXPECT_EQ(restart_diff(sl, satlink_policy("  port: sat\n  forward_rate_bps: 20000000\n"
+						  "  return_rate_bps: 1000000\n", terms), &why), 1);
+	EXPECT_EQ(why, "satlink.return_rate_bps changed");
+
+	/* A terminal: which terminal this box is. */
+	auto term = [&](const char *id) {
+		std::string s = satlink_policy(base + "  terminal: " + id + "\n", terms);
+		s.replace(s.find("role: hub"), 9, "role: terminal");
+		return s;
+	};
+	EXPECT_EQ(restart_diff(term("1"), term("1"), &why), 0) << why;
+	EXPECT_EQ(restart_diff(term("1"), term("2"), &why), 1);
+	EXPECT_EQ(why, "satlink.terminal changed");
+
+	/* The key file (its path: the dataplane reads it at startup). */
+	char dir[] = "/tmp/sgw_rd_XXXXXX";
+	ASSERT_NE(mkdtemp(dir), nullptr);
+	std::vector<std::string> files;
+	for (const char *name : { "/k1", "/k2" }) {
+		files.push_back(std::string(dir) + name);
+		FILE *f = fopen(files.back().c_str(), "w");
+		ASSERT_NE(f, nullptr);
+		fprintf(f, "1 000102030405060708090a0b0c0d0e0f\n2 %s\n",
+			name[2] == '1' ? "101112131415161718191a1b1c1d1e1f" :
+					 "202122232425262728292a2b2c2d2e2f");
+		fclose(f);
+		ASSERT_EQ(chmod(files.back().c_str(), 0600), 0);
+	}
+	const std::string k1 = satlink_policy(base + "  keys: " + files[0] + "\n", terms);
+	EXPECT_EQ(restart_diff(k1, k1, &why), 0) << why;
+	EXPECT_EQ(restart_diff(sl, k1, &why), 1);
+	EXPECT_EQ(why, "satlink.keys changed");
+	EXPECT_EQ(restart_diff(k1, satlink_policy(base + "  keys: " + files[1] + "\n", terms),
+			       &why), 1);
+	EXPECT_EQ(why, "satlink.keys changed");
+	for (const auto &f : files)
+		unlink(f.c_str());
+	rmdir(dir);
+}
+
+TEST(RestartDiff, SatlinkTerminalIdsAreRestartOnlyRulesAreNot)
+{
+	const std::string base = "  port: sat\n  forward_rate_bps: 20000000\n"
+				 "  return_rate_bps: 2000000\n";
+	const std::string ab = "  - {name: a, id: 1, prefixes: [10.1.0.0/16]}\n"
+			       "  - {name: b, id: 2, prefixes: [10.2.0.0/16]}\n";
+	/* Same ids in another order, other names and prefixes: still the same sessions. */
+	const std::string ba = "  - {name: bee, id: 2, prefixes: [10.22.0.0/16]}\n"
+			       "  - {name: a, id: 1, prefixes: [10.1.0.0/16, 10.11.0.0/16]}\n";
+	const std::string ac = "  - {name: a, id: 1, prefixes: [10.1.0.0/16]}\n"
+			       "  - {name: b, id: 3, prefixes: [10.2.0.0/16]}\n";
+	const std::string abc = ab + "  - {name: c, id: 3, prefixes: [10.3.0.0/16]}\n";
+	const std::string msg = "terminals (ids) changed with satlink: sessions are created "
+				"at startup";
+	std::string why;
+
+	EXPECT_EQ(restart_diff(satlink_policy(base, ab), satlink_policy(base, ba), &why), 0)
+		<< why;
+	EXPECT_EQ(restart_diff(satlink_policy(base, ab), satlink_policy(base, ac), &why), 1);
+	EXPECT_EQ(why, msg);
+	EXPECT_EQ(restart_diff(satlink_policy(base, ab), satlink_policy(base, abc), &why), 1);
+	EXPECT_EQ(why, msg);
+	EXPECT_EQ(restart_diff(satlink_policy(base, abc), satlink_policy(base, ab), &why), 1);
+	EXPECT_EQ(why, msg);
+	/* Without satlink, terminals stay reloadable. */
+	EXPECT_EQ(restart_diff(satlink_policy("", ab), satlink_policy("", abc), &why), 0) << why;
+
+	/* Rules' satlink services are reloadable. */
+	const std::string r1 = "rules:\n  - {name: web, action: forward, satlink: datagram}\n";
+	const std::string r2 = "rules:\n  - {name: web, action: forward, satlink: bypass}\n"
+			       "  - {name: ssh, action: count, satlink: reliable}\n";
+	EXPECT_EQ(restart_diff(satlink_policy(base, ab), satlink_policy(base, ab, r1), &why), 0)
+		<< why;
+	EXPECT_EQ(restart_diff(satlink_policy(base, ab, r1), satlink_policy(base, ab, r2), &why),
+		  0) << why;
 }
 
 /* ---- role: emulator ---------------------------------------------------------- */

@@ -7,6 +7,9 @@
  */
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -158,6 +161,30 @@ expect_same_link(const sgw_emulator_conf &a, const sgw_emulator_conf &b)
 	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
 }
 
+/* Field by field, then bytewise: restart_diff compares the section key by key. */
+void
+expect_same_satlink(const sgw_satlink_conf &a, const sgw_satlink_conf &b)
+{
+	EXPECT_EQ(a.enabled, b.enabled);
+	EXPECT_EQ(a.port, b.port);
+	EXPECT_EQ(a.terminal_id, b.terminal_id);
+	EXPECT_EQ(0, memcmp(a.peer_mac, b.peer_mac, 6));
+	EXPECT_EQ(a.forward_rate_bps, b.forward_rate_bps);
+	EXPECT_EQ(a.return_rate_bps, b.return_rate_bps);
+	EXPECT_EQ(a.rtt_ms, b.rtt_ms);
+	EXPECT_EQ(a.frame_size, b.frame_size);
+	EXPECT_EQ(a.retx_copies, b.retx_copies);
+	EXPECT_EQ(a.retx_spacing_us, b.retx_spacing_us);
+	EXPECT_EQ(a.status_interval_ms, b.status_interval_ms);
+	EXPECT_EQ(a.keepalive_ms, b.keepalive_ms);
+	EXPECT_EQ(a.link_down_ms, b.link_down_ms);
+	EXPECT_EQ(a.send_queue, b.send_queue);
+	EXPECT_EQ(a.window_max, b.window_max);
+	EXPECT_EQ(a.default_service, b.default_service);
+	EXPECT_STREQ(a.keys, b.keys);
+	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
+}
+
 void
 expect_same_policy(const sgw_policy &a, const sgw_policy &b)
 {
@@ -229,6 +256,7 @@ expect_same_policy(const sgw_policy &a, const sgw_policy &b)
 		EXPECT_EQ(x.dscp_mask, y.dscp_mask);
 		EXPECT_EQ(x.action, y.action);
 		EXPECT_EQ(x.next_hop, y.next_hop);
+		EXPECT_EQ(x.sl_service, y.sl_service);
 	}
 	EXPECT_EQ(a.limits.flows_per_core, b.limits.flows_per_core);
 	EXPECT_EQ(a.limits.mbufs, b.limits.mbufs);
@@ -242,6 +270,7 @@ expect_same_policy(const sgw_policy &a, const sgw_policy &b)
 	EXPECT_EQ(a.workers.tx_drain_us, b.workers.tx_drain_us);
 	EXPECT_EQ(a.workers.timer_tick_us, b.workers.timer_tick_us);
 	expect_same_link(a.emu, b.emu);
+	expect_same_satlink(a.satlink, b.satlink);
 }
 
 /* Load text, dump it, load the dump: same policy, and the dump is a fixed point. */
@@ -357,7 +386,8 @@ TEST(PolicyCorpus, DocsQuoteTheExamples)
 	std::string doc = slurp(std::string(SGW_TEST_DATA_DIR) + "/../../docs/configuration.md");
 
 	ASSERT_FALSE(doc.empty());
-	for (const char *f : { "hub-example.yaml", "terminal-site.yaml", "emulator-geo.yaml" }) {
+	for (const char *f : { "hub-example.yaml", "terminal-site.yaml", "emulator-geo.yaml",
+			       "satlink-hub.yaml" }) {
 		std::string text = slurp(policy_dir("good") + "/" + f);
 
 		ASSERT_FALSE(text.empty()) << f;
@@ -630,6 +660,48 @@ TEST(PolicyYaml, DeepNestingIsRefused)
 	EXPECT_NE(std::string(l.errs.e[0].msg).find("nesting"), std::string::npos);
 }
 
+/* A private temporary directory, removed at the end (key files need mode 0600). */
+class TmpDir {
+public:
+	TmpDir()
+	{
+		char tmpl[] = "/tmp/sgw_pol_XXXXXX";
+		char *d = mkdtemp(tmpl);
+		EXPECT_NE(d, nullptr);
+		path_ = d != nullptr ? d : "/tmp";
+	}
+	~TmpDir() { fs::remove_all(path_); }
+	TmpDir(const TmpDir &) = delete;
+	TmpDir &operator=(const TmpDir &) = delete;
+
+	std::string write(const std::string &name, const std::string &text, mode_t mode)
+	{
+		std::string p = path_ + "/" + name;
+		std::ofstream(p, std::ios::binary) << text;
+		EXPECT_EQ(chmod(p.c_str(), mode), 0);
+		return p;
+	}
+	const std::string &path() const { return path_; }
+
+private:
+	std::string path_;
+};
+
+/* A satlink key file with an AES-128 key of its own for each id. */
+std::string
+key_file(const std::vector<uint32_t> &ids)
+{
+	std::string s = "# test keys\n";
+	char line[64];
+
+	for (uint32_t id : ids) {
+		snprintf(line, sizeof(line), "%u %08x5eed0000000000000000%04x\n", id, id,
+			 (unsigned)(s.size() & 0xffff));
+		s += line;
+	}
+	return s;
+}
+
 std::string
 many_terminals(uint32_t n)
 {
@@ -704,6 +776,8 @@ TEST(PolicyYaml, RuleTableLimit)
 TEST(PolicyYaml, RandomPoliciesRoundTrip)
 {
 	std::mt19937 rng(1234);
+	TmpDir tmp;
+	int n_satlink = 0, n_keys = 0, n_services = 0;
 
 	for (int iter = 0; iter < 50; iter++) {
 		sgw_policy p;
@@ -762,6 +836,44 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 				}
 			}
 		}
+		/* satlink: needs a satellite port and a terminal (this one, at a terminal). */
+		if (p.n_terminals > 0 && rnd(3) != 0) {
+			sgw_satlink_conf &sl = p.satlink;
+			sl.enabled = true;
+			sl.port = (int16_t)rnd(p.n_ports);
+			p.ports[sl.port].role = SGW_PORT_SATELLITE;
+			if (p.role == SGW_ROLE_TERMINAL)
+				sl.terminal_id = p.terminals[rnd(p.n_terminals)].id;
+			if (rnd(2))
+				for (auto &b : sl.peer_mac)
+					b = (uint8_t)rng();
+			sl.peer_mac[5] |= 1; /* never all zeros; multicast is fine */
+			sl.forward_rate_bps = 1000 + ((uint64_t)rng() << 32 | rng()) %
+				(400000000000ull - 999);
+			sl.return_rate_bps = 1000 + rnd(100000000);
+			sl.rtt_ms = 1 + rnd(10000);
+			sl.frame_size = (uint16_t)(64 + rnd(1960 - 63));
+			sl.retx_copies = (uint8_t)(1 + rnd(8));
+			sl.retx_spacing_us = rnd(1000001);
+			sl.status_interval_ms = 1 + rnd(1000);
+			sl.keepalive_ms = 10 + rnd(60000 - 9);
+			sl.link_down_ms = std::max(20u, sl.keepalive_ms + 1 + rnd(600000 -
+								  sl.keepalive_ms));
+			sl.send_queue = 1 + rnd(65536);
+			sl.window_max = 64 + rnd(8192 - 63);
+			sl.default_service = (sgw_sl_service)(SGW_SL_SVC_RELIABLE + rnd(3));
+			if (rnd(2)) {
+				std::vector<uint32_t> ids;
+				for (uint32_t i = 0; i < p.n_terminals; i++)
+					ids.push_back(p.terminals[i].id);
+				std::string kp = tmp.write("k" + std::to_string(iter) + ".keys",
+							   key_file(ids), 0600);
+				ASSERT_LT(kp.size(), sizeof(sl.keys));
+				snprintf(sl.keys, sizeof(sl.keys), "%s", kp.c_str());
+				n_keys++;
+			}
+			n_satlink++;
+		}
 		p.n_rules = rnd(30);
 		p.rules = (sgw_rule *)calloc(p.n_rules + 1, sizeof(sgw_rule));
 		for (uint32_t i = 0; i < p.n_rules; i++) {
@@ -811,6 +923,10 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 			r.action = (sgw_action)rnd(3);
 			if (r.action != SGW_ACT_DROP && p.n_next_hops && rnd(2))
 				r.next_hop = (int16_t)rnd(p.n_next_hops);
+			if (r.action != SGW_ACT_DROP && p.satlink.enabled && rnd(2)) {
+				r.sl_service = (sgw_sl_service)rnd(SGW_SL_SVC__COUNT);
+				n_services += r.sl_service != SGW_SL_SVC_DEFAULT;
+			}
 		}
 		p.limits.flows_per_core = 1024 + rnd(16777216 - 1023);
 		p.limits.ring_size = 256u << rnd(13);
@@ -826,6 +942,10 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 		expect_round_trip(p);
 		sgw_policy_free(&p);
 	}
+	/* The seed exercises every part. */
+	EXPECT_GE(n_satlink, 10);
+	EXPECT_GE(n_keys, 3);
+	EXPECT_GE(n_services, 10);
 }
 
 
@@ -1083,6 +1203,341 @@ TEST(PolicyYaml, RandomEmulatorPoliciesRoundTrip)
 		expect_round_trip(p);
 		sgw_policy_free(&p);
 	}
+}
+
+
+/* ---- roles hub and terminal: the satlink section ------------------------------- */
+
+TEST(PolicyYaml, SatlinkHubValues)
+{
+	Loaded l(policy_dir("good") + "/satlink-hub.yaml");
+
+	ASSERT_EQ(l.rc, 0) << errors_text(l.errs);
+	const sgw_satlink_conf &sl = l.p.satlink;
+	const uint8_t mac[6] = { 2, 0, 0, 0, 4, 1 };
+	EXPECT_TRUE(sl.enabled);
+	EXPECT_EQ(sl.port, 1);
+	EXPECT_EQ(sl.terminal_id, 0u);
+	EXPECT_EQ(0, memcmp(sl.peer_mac, mac, 6));
+	EXPECT_EQ(sl.forward_rate_bps, 20000000u);
+	EXPECT_EQ(sl.return_rate_bps, 2000000u);
+	EXPECT_EQ(sl.rtt_ms, 560u);
+	EXPECT_EQ(sl.frame_size, 1400);
+	EXPECT_EQ(sl.retx_copies, 2);
+	EXPECT_EQ(sl.retx_spacing_us, 5000u);
+	EXPECT_EQ(sl.status_interval_ms, 20u);
+	EXPECT_EQ(sl.keepalive_ms, 500u);
+	EXPECT_EQ(sl.link_down_ms, 2000u);
+	EXPECT_EQ(sl.send_queue, 1024u);
+	EXPECT_EQ(sl.window_max, 8192u);
+	EXPECT_EQ(sl.default_service, SGW_SL_SVC_RELIABLE);
+	EXPECT_STREQ(sl.keys, "");
+	ASSERT_EQ(l.p.n_rules, 4u);
+	EXPECT_EQ(l.p.rules[0].sl_service, SGW_SL_SVC_DATAGRAM);
+	EXPECT_EQ(l.p.rules[0].next_hop, 0);
+	EXPECT_EQ(l.p.rules[1].sl_service, SGW_SL_SVC_BYPASS);
+	EXPECT_EQ(l.p.rules[2].sl_service, SGW_SL_SVC_RELIABLE);
+	EXPECT_EQ(l.p.rules[3].sl_service, SGW_SL_SVC_DEFAULT);
+}
+
+TEST(PolicyYaml, SatlinkMinimalTakesTheDefaults)
+{
+	Loaded l(policy_dir("good") + "/satlink-hub-minimal.yaml");
+	sgw_policy d;
+
+	ASSERT_EQ(l.rc, 0) << errors_text(l.errs);
+	sgw_policy_init_defaults(&d);
+	d.satlink.enabled = true;
+	d.satlink.port = 1;
+	d.satlink.forward_rate_bps = 20000000;
+	d.satlink.return_rate_bps = 2000000;
+	expect_same_satlink(l.p.satlink, d.satlink);
+	const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+	EXPECT_EQ(0, memcmp(l.p.satlink.peer_mac, bcast, 6));
+	EXPECT_EQ(l.p.satlink.rtt_ms, 600u);
+	EXPECT_EQ(l.p.satlink.default_service, SGW_SL_SVC_RELIABLE);
+
+	/* The canonical form writes every key, defaults included. */
+	std::string text = dump(l.p);
+	EXPECT_NE(text.find("satlink:\n  port: sat\n  peer_mac: \"ff:ff:ff:ff:ff:ff\"\n"
+			    "  forward_rate_bps: 20000000\n  return_rate_bps: 2000000\n"
+			    "  rtt_ms: 600\n  frame_size: 1400\n  retx_copies: 2\n"
+			    "  retx_spacing_us: 5000\n  status_interval_ms: 20\n"
+			    "  keepalive_ms: 500\n  link_down_ms: 2000\n  send_queue: 1024\n"
+			    "  window_max: 8192\n  default_service: reliable\n"),
+		  std::string::npos) << text;
+	EXPECT_EQ(text.find("terminal: "), std::string::npos) << text;
+	EXPECT_EQ(text.find("keys: "), std::string::npos) << text;
+}
+
+TEST(PolicyYaml, SatlinkTerminalValues)
+{
+	Loaded l(policy_dir("good") + "/satlink-terminal.yaml");
+
+	ASSERT_EQ(l.rc, 0) << errors_text(l.errs);
+	EXPECT_EQ(l.p.role, SGW_ROLE_TERMINAL);
+	EXPECT_TRUE(l.p.satlink.enabled);
+	EXPECT_EQ(l.p.satlink.port, 0);
+	EXPECT_EQ(l.p.satlink.terminal_id, 1001u);
+	EXPECT_EQ(l.p.satlink.rtt_ms, 541u);
+	ASSERT_EQ(l.p.n_rules, 1u);
+	EXPECT_EQ(l.p.rules[0].sl_service, SGW_SL_SVC_DATAGRAM);
+	EXPECT_NE(dump(l.p).find("satlink:\n  port: sat\n  terminal: 1001\n"), std::string::npos);
+}
+
+/* A hub or terminal policy with a satlink section holding extra. */
+std::string
+satlink_text(const std::string &extra, const std::string &role = "hub")
+{
+	std::string s = "version: 1\nrole: " + role + "\nports:\n"
+		"  - {name: terr, device: d0, role: terrestrial, peer: sat}\n"
+		"  - {name: sat, device: d1, role: satellite, peer: terr}\n"
+		"terminals:\n"
+		"  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24]}\n"
+		"  - {name: site-b, id: 1002, prefixes: [10.20.2.0/24]}\n"
+		"  - {name: site-c, id: 7, prefixes: [10.20.3.0/24]}\n"
+		"satlink:\n  port: sat\n"
+		"  forward_rate_bps: 20000000\n  return_rate_bps: 2000000\n";
+	if (role == "terminal")
+		s += "  terminal: 1001\n";
+	return s + extra;
+}
+
+/* One error, its position and its text. */
+void
+expect_one_error(const Loaded &l, uint32_t line, uint32_t col, const std::string &msg)
+{
+	ASSERT_EQ(l.rc, -1);
+	ASSERT_EQ(l.errs.n, 1u) << errors_text(l.errs);
+	EXPECT_EQ(l.errs.e[0].line, line) << errors_text(l.errs);
+	EXPECT_EQ(l.errs.e[0].col, col) << errors_text(l.errs);
+	EXPECT_EQ(std::string(l.errs.e[0].msg), msg);
+}
+
+TEST(PolicyYaml, SatlinkAbsentOrEmptyIsOff)
+{
+	for (const char *text : { "", "satlink:\n", "satlink: ~\n" }) {
+		Loaded l("s.yaml", std::string("version: 1\nrole: hub\nports: [{name: a, "
+					       "device: d, role: satellite}]\n") + text);
+
+		ASSERT_EQ(l.rc, 0) << errors_text(l.errs);
+		EXPECT_FALSE(l.p.satlink.enabled);
+		EXPECT_EQ(l.p.satlink.port, -1);
+		EXPECT_EQ(dump(l.p).find("satlink"), std::string::npos);
+	}
+}
+
+TEST(PolicyYaml, SatlinkLinkDownAgainstKeepalive)
+{
+	/* The extra keys start at line 14 (hub) or 15 (terminal). */
+	expect_one_error(Loaded("s.yaml", satlink_text("  link_down_ms: 500\n")), 14, 17,
+			 "'link_down_ms' 500 must be more than 'keepalive_ms' (500, the default)");
+	expect_one_error(Loaded("s.yaml", satlink_text("  keepalive_ms: 2000\n")), 14, 17,
+			 "'keepalive_ms' 2000 must be less than 'link_down_ms' (default 2000): "
+			 "set 'link_down_ms' too");
+	expect_one_error(Loaded("s.yaml", satlink_text("  keepalive_ms: 3000\n"
+							 "  link_down_ms: 2999\n")), 15, 17,
+			 "'link_down_ms' 2999 must be more than 'keepalive_ms' (3000)");
+	/* A bad keepalive_ms is reported once, not compared. */
+	expect_one_error(Loaded("s.yaml", satlink_text("  keepalive_ms: 5\n"
+							 "  link_down_ms: 20\n")), 14, 17,
+			 "'keepalive_ms' 5 is out of range 10..60000");
+
+	Loaded ok("s.yaml", satlink_text("  keepalive_ms: 3000\n  link_down_ms: 3001\n"));
+	ASSERT_EQ(ok.rc, 0) << errors_text(ok.errs);
+	EXPECT_EQ(ok.p.satlink.keepalive_ms, 3000u);
+	EXPECT_EQ(ok.p.satlink.link_down_ms, 3001u);
+	Loaded edge("s.yaml", satlink_text("  keepalive_ms: 10\n  link_down_ms: 20\n"
+					   "  retx_spacing_us: 0\n  rtt_ms: 10000\n",
+					   "terminal"));
+	ASSERT_EQ(edge.rc, 0) << errors_text(edge.errs);
+	EXPECT_EQ(edge.p.satlink.link_down_ms, 20u);
+	EXPECT_EQ(edge.p.satlink.retx_spacing_us, 0u);
+	EXPECT_EQ(edge.p.satlink.rtt_ms, 10000u);
+	expect_one_error(Loaded("s.yaml", satlink_text("  forward_rate_bps: 0x5d21dba000\n")),
+			 14, 3, "duplicate key 'forward_rate_bps' in satlink (first at line 12)");
+}
+
+TEST(PolicyYaml, SatlinkLimitsAndForms)
+{
+	std::string text = "version: 1\nrole: terminal\nports:\n"
+		"  - {name: sat, device: d1, role: satellite}\n"
+		"terminals:\n  - {name: me, id: 0, prefixes: [10.0.0.0/8]}\n"
+		"satlink: {port: sat, terminal: 0x0, forward_rate_bps: 400000000000, "
+		"return_rate_bps: \"1000\", rtt_ms: 1, frame_size: 64, retx_copies: 1, "
+		"retx_spacing_us: 1000000, status_interval_ms: 1000, keepalive_ms: 60000, "
+		"link_down_ms: 600000, send_queue: 65536, window_max: 64, "
+		"default_service: bypass, peer_mac: \"01:00:5E:00:00:01\"}\n";
+	Loaded l("f.yaml", text);
+
+	ASSERT_EQ(l.rc, 0) << errors_text(l.errs);
+	const sgw_satlink_conf &sl = l.p.satlink;
+	const uint8_t mcast[6] = { 1, 0, 0x5e, 0, 0, 1 };
+	EXPECT_EQ(sl.terminal_id, 0u);
+	EXPECT_EQ(sl.forward_rate_bps, 400000000000u);
+	EXPECT_EQ(sl.return_rate_bps, 1000u);
+	EXPECT_EQ(sl.rtt_ms, 1u);
+	EXPECT_EQ(sl.frame_size, 64);
+	EXPECT_EQ(sl.retx_copies, 1);
+	EXPECT_EQ(sl.retx_spacing_us, 1000000u);
+	EXPECT_EQ(sl.status_interval_ms, 1000u);
+	EXPECT_EQ(sl.keepalive_ms, 60000u);
+	EXPECT_EQ(sl.link_down_ms, 600000u);
+	EXPECT_EQ(sl.send_queue, 65536u);
+	EXPECT_EQ(sl.window_max, 64u);
+	EXPECT_EQ(sl.default_service, SGW_SL_SVC_BYPASS);
+	EXPECT_EQ(0, memcmp(sl.peer_mac, mcast, 6)); /* a group address is fine here */
+	expect_round_trip(l.p);
+
+	expect_one_error(Loaded("m.yaml", satlink_text("  peer_mac: \"00:00:00:00:00:00\"\n")),
+			 14, 13, "MAC address '00:00:00:00:00:00' is all zeros");
+	expect_one_error(Loaded("m.yaml", satlink_text("  peer_mac: 2\n")), 14, 13,
+			 "bad MAC address '2' (expected xx:xx:xx:xx:xx:xx)");
+	expect_one_error(Loaded("m.yaml", satlink_text("  keys: \"a\\tb\"\n")), 14, 9,
+			 "'keys' must be a file path without control characters (got 'a?b')");
+	expect_one_error(Loaded("m.yaml", satlink_text("  keys: [a]\n")), 14, 9,
+			 "'keys' must be a file path (got a list)");
+	expect_one_error(Loaded("m.yaml", satlink_text("  terminal: 1001\n")), 14, 3,
+			 "'terminal' is only used by role terminal (this policy's role is hub: it "
+			 "has a session per terminal)");
+	expect_one_error(Loaded("m.yaml", satlink_text("", "terminal") + "  window_max: 9000\n"),
+			 15, 15, "'window_max' 9000 is out of range 64..8192");
+}
+
+TEST(PolicyYaml, SatlinkRuleServices)
+{
+	std::string rules = "rules:\n"
+		"  - {name: a, action: forward, satlink: reliable}\n"
+		"  - {name: b, action: count, satlink: datagram}\n"
+		"  - {name: c, action: forward, satlink: bypass}\n"
+		"  - {name: d, action: drop}\n";
+	Loaded l("r.yaml", satlink_text("") + rules);
+
+	ASSERT_EQ(l.rc, 0) << errors_text(l.errs);
+	EXPECT_EQ(l.p.rules[0].sl_service, SGW_SL_SVC_RELIABLE);
+	EXPECT_EQ(l.p.rules[1].sl_service, SGW_SL_SVC_DATAGRAM);
+	EXPECT_EQ(l.p.rules[2].sl_service, SGW_SL_SVC_BYPASS);
+	EXPECT_EQ(l.p.rules[3].sl_service, SGW_SL_SVC_DEFAULT);
+	expect_round_trip(l.p);
+
+	/*
+	 * Refused without the section (a broken one counts as there: reported
+	 * once, as itself), and on drop rules; the section after the rules.
+	 */
+	expect_one_error(Loaded("r.yaml", "version: 1\nrole: terminal\nports: [{name: a, device: "
+				"d, role: lan}]\nrules:\n  - {name: web, action: forward, "
+				"satlink: bypass}\n"), 5, 34,
+			 "rule 'web' names a satlink service but the policy has no satlink section");
+	expect_one_error(Loaded("r.yaml", "version: 1\nrole: hub\nports: [{name: a, device: d, "
+				"role: satellite}]\nrules:\n  - {name: x, action: forward, satlink: "
+				"datagram}\nsatlink: [port]\n"), 6, 10,
+			 "'satlink' must be a mapping (got a list)");
+	expect_one_error(Loaded("r.yaml", "version: 1\nrole: hub\nports: [{name: a, device: d, "
+				"role: satellite}]\nrules:\n  - {name: x, action: drop, satlink: "
+				"datagram}\nterminals: [{name: t, id: 1, prefixes: 10.0.0.0/8}]\n"
+				"satlink: {port: a, forward_rate_bps: 1000, return_rate_bps: 1000}\n"),
+			 5, 29, "'satlink' is only allowed with action forward or count (this rule "
+			 "drops)");
+	expect_one_error(Loaded("r.yaml", satlink_text("") + "rules:\n  - {name: x, action: "
+				"forward, satlnk: datagram}\n"), 15, 32,
+			 "unknown key 'satlnk' in rule (did you mean 'satlink'?)");
+}
+
+/* A policy file and its key file in one private directory. */
+struct KeyedPolicy {
+	TmpDir dir;
+	std::string policy, keys;
+
+	KeyedPolicy(const std::string &text, const std::string &key_text, mode_t mode = 0600,
+		    const std::string &key_name = "satlink.keys")
+	{
+		policy = dir.write("hub.yaml", text, 0644);
+		keys = dir.path() + "/" + key_name;
+		if (!key_text.empty())
+			dir.write(key_name, key_text, mode);
+	}
+};
+
+TEST(PolicyYaml, SatlinkKeysRelativeToThePolicyFile)
+{
+	KeyedPolicy kp(satlink_text("  keys: satlink.keys\n"), key_file({ 1001, 1002, 7 }));
+	Loaded l(kp.policy);
+
+	ASSERT_EQ(l.rc, 0) << errors_text(l.errs);
+	EXPECT_EQ(std::string(l.p.satlink.keys), kp.keys);
+	expect_round_trip(l.p);
+	EXPECT_NE(dump(l.p).find("  keys: \"" + kp.keys + "\"\n"), std::string::npos);
+
+	/* Absolute paths are taken as they are; a terminal needs only its own key. */
+	KeyedPolicy t(satlink_text("  keys: \"" + kp.keys + "\"\n", "terminal"), "");
+	Loaded lt(t.policy);
+	ASSERT_EQ(lt.rc, 0) << errors_text(lt.errs);
+	EXPECT_EQ(std::string(lt.p.satlink.keys), kp.keys);
+	KeyedPolicy own(satlink_text("  keys: k\n", "terminal"), key_file({ 1001 }), 0640, "k");
+	Loaded lo(own.policy);
+	ASSERT_EQ(lo.rc, 0) << errors_text(lo.errs);
+
+	/* A buffer's name is the file: its directory, or none. */
+	std::string text = satlink_text("  keys: satlink.keys\n");
+	expect_one_error(Loaded("no-such-dir/hub.yaml", text), 14, 9,
+			 "satlink keys: no-such-dir/satlink.keys: cannot open: No such file or "
+			 "directory");
+	Loaded named((kp.dir.path() + "/other.yaml").c_str(), text);
+	ASSERT_EQ(named.rc, 0) << errors_text(named.errs);
+	EXPECT_EQ(std::string(named.p.satlink.keys), kp.keys);
+
+	/* Too long once resolved: 255 bytes at most. */
+	std::string dir(250, 'd');
+	expect_one_error(Loaded((dir + "/hub.yaml").c_str(), text), 14, 9,
+			 "'keys' path 'satlink.keys' is too long: 263 bytes once resolved (at "
+			 "most 255)");
+	std::string at_most = std::string(242, 'd') + "/";
+	/* 255 bytes: fits, then cannot be opened (the message is cut at 255 bytes). */
+	Loaded fits((at_most + "hub.yaml").c_str(), text);
+	ASSERT_EQ(fits.errs.n, 1u) << errors_text(fits.errs);
+	EXPECT_EQ(std::string(fits.errs.e[0].msg),
+		  ("satlink keys: " + at_most + "satlink.keys: cannot open").substr(0, 255));
+}
+
+TEST(PolicyYaml, SatlinkKeyFileErrorsAtTheKeysValue)
+{
+	/* Every error of the key loader, one per line, at the keys value. */
+	std::string bad = "# keys\n1001 00112233445566778899aabbccddeeff\n"
+		"1002 0011223344556677889\n7 zz112233445566778899aabbccddeeff\n";
+	KeyedPolicy kb(satlink_text("  rtt_ms: 500\n  keys: satlink.keys\n"), bad);
+	Loaded l(kb.policy);
+
+	ASSERT_EQ(l.rc, -1);
+	ASSERT_EQ(l.errs.n, 2u) << errors_text(l.errs);
+	EXPECT_EQ(l.errs.e[0].line, 15u);
+	EXPECT_EQ(l.errs.e[0].col, 9u);
+	EXPECT_EQ(std::string(l.errs.e[0].msg), "satlink keys: " + kb.keys +
+		  ":3: terminal 1002: key has an odd number of hex digits (19)");
+	EXPECT_EQ(l.errs.e[1].line, 15u);
+	EXPECT_EQ(l.errs.e[1].col, 9u);
+	EXPECT_EQ(std::string(l.errs.e[1].msg), "satlink keys: " + kb.keys +
+		  ":4: terminal 7: key character 1 is not a hex digit");
+	EXPECT_EQ(l.p.n_terminals, 0u); /* a failed load leaves nothing */
+
+	/* The permission rule of the key loader. */
+	KeyedPolicy kp(satlink_text("  keys: satlink.keys\n"), key_file({ 1001, 1002, 7 }), 0644);
+	expect_one_error(Loaded(kp.policy), 14, 9, "satlink keys: " + kp.keys +
+			 ": permissions 0644 are too open: a key file must not be accessible by "
+			 "others nor writable by its group (chmod 600 or 640)");
+}
+
+TEST(PolicyYaml, SatlinkEverySessionNeedsAKey)
+{
+	/* A hub: every terminal; the first without a key is named. */
+	KeyedPolicy hub(satlink_text("  keys: satlink.keys\n"), key_file({ 1001, 99 }));
+	expect_one_error(Loaded(hub.policy), 14, 9, "satlink keys: " + hub.keys +
+			 " has no key for terminal 'site-b' (id 1002)");
+
+	/* A terminal: its own. */
+	KeyedPolicy term(satlink_text("  keys: satlink.keys\n", "terminal"),
+			 key_file({ 1002, 7 }));
+	expect_one_error(Loaded(term.policy), 15, 9, "satlink keys: " + term.keys +
+			 " has no key for terminal 'site-a' (id 1001)");
 }
 
 } /* namespace */
