@@ -373,6 +373,64 @@ tel_link_body(const char *params __rte_unused, struct rte_tel_data *d)
 	return 0;
 }
 
+/* roles hub and terminal with satlink: stage counters and SATLINK_PAGE sessions from a first. */
+#define SATLINK_PAGE 4
+
+static void
+tel_kv(void *ctx, const char *k, uint64_t v)
+{
+	rte_tel_data_add_dict_u64(ctx, k, v);
+}
+
+static int
+tel_satlink_body(const char *params, struct rte_tel_data *d)
+{
+	struct sgw_dp *dp = tel_ctl->dp;
+	struct rte_tel_data *cd;
+	uint32_t first = 0, i;
+
+	if (params != NULL && params[0] != '\0') {
+		char *end;
+		unsigned long v = strtoul(params, &end, 10);
+
+		if (*end != '\0')
+			return -1;
+		first = (uint32_t)v;
+	}
+	rte_tel_data_start_dict(d);
+	if (dp->sl == NULL)
+		return 0;
+	rte_tel_data_add_dict_u64(d, "epoch", dp->sl->epoch);
+	rte_tel_data_add_dict_u64(d, "protected", dp->sl->keyed);
+	rte_tel_data_add_dict_u64(d, "total", dp->sl->n_sess);
+	rte_tel_data_add_dict_u64(d, "first", first);
+	cd = rte_tel_data_alloc();
+	if (cd != NULL) {
+		rte_tel_data_start_dict(cd);
+		sgw_sl_worker_fields(dp, tel_kv, cd);
+		add_container(d, "counters", cd);
+	}
+	for (i = first; i < dp->sl->n_sess && i < first + SATLINK_PAGE; i++) {
+		struct rte_tel_data *sd = rte_tel_data_alloc();
+		struct sgw_sl_pub p;
+		char key[16];
+
+		if (sd == NULL)
+			break;
+		sgw_sl_read(dp, i, &p);
+		rte_tel_data_start_dict(sd);
+		rte_tel_data_add_dict_string(sd, "name", dp->sl->sess[i].name);
+		rte_tel_data_add_dict_u64(sd, "terminal_id", dp->sl->sess[i].term_id);
+		rte_tel_data_add_dict_string(sd, "state", sgw_sl_state_name(p.state));
+		sgw_sl_session_fields(&p, tel_kv, sd);
+		snprintf(key, sizeof(key), "%u", i);
+		add_container(d, key, sd);
+	}
+	if (i < dp->sl->n_sess)
+		rte_tel_data_add_dict_u64(d, "next", i);
+	return 0;
+}
+
 /*
  * Every read runs under the control lock and not at all once shutdown has
  * begun: the telemetry thread outlives the dataplane (22.11 cannot
@@ -397,6 +455,7 @@ TEL_LOCKED(workers)
 TEL_LOCKED(rules)
 TEL_LOCKED(config)
 TEL_LOCKED(link)
+TEL_LOCKED(satlink)
 
 int
 sgw_telemetry_register(struct sgw_ctl *ctl)
@@ -414,6 +473,9 @@ sgw_telemetry_register(struct sgw_ctl *ctl)
 				       "satgw running policy summary. No parameters") != 0 ||
 	    rte_telemetry_register_cmd("/satgw/link", tel_link,
 				       "satgw emulator: per-direction link counters") != 0 ||
+	    rte_telemetry_register_cmd("/satgw/satlink", tel_satlink,
+				       "satgw satlink: stage counters and sessions. Parameter: "
+				       "first session index") != 0 ||
 	    rte_telemetry_register_cmd("/satgw/reload", tel_reload,
 				       "satgw: re-read and apply the policy file") != 0) {
 		SGW_CLOG(WARNING, "cannot register telemetry commands");

@@ -326,6 +326,8 @@ sgw_dp_init(struct sgw_dp *dp, const struct sgw_policy *pol, uint32_t n_workers,
 			return -1;
 	}
 
+	if (pol->satlink.enabled && !bare_forward && sgw_sl_init(dp, pol) < 0)
+		return -1;
 	if (pol->role == SGW_ROLE_EMULATOR) {
 		if (n_workers > 1)
 			SGW_LOG(WARNING, "role emulator runs on one worker; %u lcores idle",
@@ -422,6 +424,8 @@ sgw_dp_drain(struct sgw_dp *dp)
 			sgw_worker_process(w, dp->snap, m, n, false);
 		}
 	}
+	/* Sessions stop: counters published, what they hold freed (not sent). */
+	sgw_sl_drain(dp);
 	for (i = 0; i < dp->n_workers; i++)
 		if (dp->workers[i] != NULL)
 			sgw_worker_flush(dp->workers[i]);
@@ -467,6 +471,7 @@ sgw_dp_fini(struct sgw_dp *dp)
 
 	sgw_dp_close_ports(dp);
 	sgw_emu_fini(dp);
+	sgw_sl_fini(dp);
 	for (p = 0; p < dp->n_ports; p++) {
 		rte_ring_free(dp->txring[p]);
 		dp->txring[p] = NULL;

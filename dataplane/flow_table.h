@@ -20,6 +20,7 @@ extern "C" {
 /* Timer user values: the event type in the top byte, its object below. */
 #define SGW_TEV_SHIFT     56
 #define SGW_TEV_FLOW_IDLE 1ull
+#define SGW_TEV_SATLINK   2ull  /* a satlink session's timer (dataplane/satlink.c) */
 #define SGW_TEV_USER(type, obj) (((uint64_t)(type) << SGW_TEV_SHIFT) | (uint64_t)(obj))
 
 struct sgw_flow {

@@ -20,6 +20,7 @@
 #include "sgw_flow_key.h"
 #include "sgw_parse.h"
 #include "sgw_policy.h"
+#include "satlink.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,6 +91,8 @@ struct sgw_snapshot {
 	struct rte_lpm *lpm4;         /* next hop = terminal index */
 	struct rte_lpm6 *lpm6;
 	uint16_t *term_owner;         /* terminal index -> worker index */
+	int32_t *sl_sess_of_term;     /* terminal index -> satlink session, -1 (satlink only) */
+	int32_t sl_own_term;          /* role terminal with satlink: our terminal, else -1 */
 	uint32_t n_workers;
 	bool rules_dscp;              /* some rule matches on DSCP: no per-flow rule cache */
 	struct sgw_rule_ctr *rule_ctr;  /* [n_workers * pol.n_rules], row per worker */
@@ -162,6 +165,9 @@ struct sgw_worker {
 	struct sgw_burst_classes cls;
 	int32_t term[SGW_BURST_MAX];
 	uint8_t pidx[SGW_BURST_MAX];   /* input policy port of each packet of the burst */
+	int32_t sl_sess[SGW_BURST_MAX]; /* satlink class: the frame's session, -1 none */
+
+	struct sgw_sl_worker sl;      /* satlink scratch and counters */
 
 	struct sgw_counters c;
 } __rte_cache_aligned;
@@ -198,6 +204,7 @@ struct sgw_dp {
 	struct sgw_emu_dir emu[2];
 	uint64_t emu_pub_ns;          /* when worker 0 last published link counters */
 	char instance[12];            /* unique suffix for DPDK object names (pid) */
+	struct sgw_sl *sl;            /* satlink sessions; NULL without a satlink section */
 };
 
 /* Hand-off and TX ring bursts handled per loop, so rings drain as fast as RX fills them. */

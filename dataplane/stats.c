@@ -198,6 +198,8 @@ sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 		}
 		fprintf(f, "\n  },\n");
 	}
+	if (dp->sl != NULL)
+		sgw_sl_write_json(dp, f);
 	fprintf(f, "  \"mempool\": {\"size\": %u, \"in_use\": %u}\n}\n",
 		dp->pool ? dp->pool->size : 0, dp->pool ? rte_mempool_in_use_count(dp->pool) : 0);
 	return ferror(f) ? -1 : 0;
@@ -264,6 +266,8 @@ sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 			" bypassed (table full)\n", c.flows_created, c.flows_expired,
 			c.flows_bypassed);
 	}
+	if (dp->sl != NULL)
+		sgw_sl_print_summary(dp, f);
 	if (elapsed_s > 0) {
 		uint64_t tx = 0, txb = 0;
 

@@ -214,7 +214,7 @@ rule_for(const struct sgw_snapshot *s, const struct sgw_pkt_info *pi, uint16_t p
 /* Carry out the matched rule's action (or the default action) on one packet. */
 static inline void
 emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m, uint16_t pidx,
-     int32_t rule)
+     const struct sgw_pkt_info *pi, int32_t term, int32_t rule)
 {
 	const struct sgw_policy *p = &s->pol;
 	enum sgw_action act;
@@ -252,6 +252,11 @@ emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m, uin
 			drop(w, m, SGW_DROP_NO_ROUTE);
 			return;
 		}
+	}
+	if (w->dp->sl != NULL && out == w->dp->sl->pidx) {
+		/* Leaving by the satlink port: the link layer carries it (or bypasses it). */
+		sgw_sl_emit(w, s, m, pi, term, rule);
+		return;
 	}
 	tx_add(w, (uint16_t)out, m, p->workers.burst);
 }
@@ -293,7 +298,8 @@ stage_flows(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf 
 			fp = sgw_flow_add(ft, w->tw, &keys[j], w->now_ns);
 			if (fp < 0) {
 				w->c.flows_bypassed++;
-				emit(w, s, m[i], pidx, rule_for(s, pi, pidx, w->term[i]));
+				emit(w, s, m[i], pidx, pi, w->term[i],
+				     rule_for(s, pi, pidx, w->term[i]));
 				continue;
 			}
 			w->c.flows_created++;
@@ -318,11 +324,11 @@ stage_flows(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf 
 			*cached = rule_for(s, pi, pidx, w->term[i]);
 			f->rule_dscp[d] = pi->dscp;
 		}
-		emit(w, s, m[i], pidx, *cached);
+		emit(w, s, m[i], pidx, pi, w->term[i], *cached);
 	}
 }
 
-/* ICMP, LIFT, XCP, other IP, non-IP: no flow state (later issues add LIFT and XCP stages). */
+/* ICMP, LIFT, XCP, other IP, non-IP (and satlink frames without a satlink section): no flow state. */
 static void
 stage_stateless(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
 		const uint16_t *idx, uint16_t n)
@@ -332,7 +338,8 @@ stage_stateless(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_m
 	for (j = 0; j < n; j++) {
 		uint16_t i = idx[j];
 
-		emit(w, s, m[i], w->pidx[i], rule_for(s, &w->info[i], w->pidx[i], w->term[i]));
+		emit(w, s, m[i], w->pidx[i], &w->info[i], w->term[i],
+		     rule_for(s, &w->info[i], w->pidx[i], w->term[i]));
 	}
 }
 
@@ -377,7 +384,9 @@ handoff(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
 			uint32_t o;
 
 			i = idx[j];
-			if (w->term[i] >= 0)
+			if (c == SGW_CLASS_SATLINK)
+				o = w->sl_sess[i] >= 0 ? dp->sl->sess[w->sl_sess[i]].owner : w->idx;
+			else if (w->term[i] >= 0)
 				o = s->term_owner[w->term[i]];
 			else
 				o = (uint32_t)(((uint64_t)sgw_sym_addr_hash(&w->info[i]) *
@@ -425,12 +434,23 @@ sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s, struct rt
 	/* Multi-segment frames (jumbo): headers in the first segment, lengths from pkt_len. */
 	sgw_classify_burst_seg(&s->parse, data, len, flen, n, w->info, &w->cls);
 
-	for (c = 0; c < SGW_CLASS__COUNT; c++)
+	for (c = 0; c < SGW_CLASS_SATLINK; c++)
 		for (j = 0; j < w->cls.n[c]; j++) {
+			int32_t t;
+
 			i = w->cls.idx[c][j];
-			w->term[i] = c < SGW_CLASS_NON_IP ?
-				terminal_of(s, &w->info[i], w->pidx[i]) : -1;
+			t = terminal_of(s, &w->info[i], w->pidx[i]);
+			/* At a terminal with satlink, all of its IP traffic is its own. */
+			w->term[i] = t >= 0 ? t : s->sl_own_term;
 		}
+	for (c = SGW_CLASS_SATLINK; c < SGW_CLASS__COUNT; c++)
+		for (j = 0; j < w->cls.n[c]; j++)
+			w->term[w->cls.idx[c][j]] = -1;
+	for (j = 0; j < w->cls.n[SGW_CLASS_SATLINK]; j++) {
+		i = w->cls.idx[SGW_CLASS_SATLINK][j];
+		w->sl_sess[i] = w->dp->sl != NULL ?
+			sgw_sl_sess_of_frame(w->dp, m[i], w->info[i].l3_off) : -1;
+	}
 	if (may_handoff && w->dp->n_workers > 1)
 		handoff(w, s, m, n);
 
@@ -444,13 +464,17 @@ sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s, struct rt
 	stage_flows(w, s, m, w->cls.idx[SGW_CLASS_UDP], w->cls.n[SGW_CLASS_UDP]);
 	stage_flows(w, s, m, w->cls.idx[SGW_CLASS_ESP], w->cls.n[SGW_CLASS_ESP]);
 	for (c = SGW_CLASS_ICMP; c <= SGW_CLASS_NON_IP; c++)
-		stage_stateless(w, s, m, w->cls.idx[c], w->cls.n[c]);
+		if (c != SGW_CLASS_SATLINK || w->dp->sl == NULL)
+			stage_stateless(w, s, m, w->cls.idx[c], w->cls.n[c]);
 	stage_malformed(w, s, m, w->cls.idx[SGW_CLASS_MALFORMED], w->cls.n[SGW_CLASS_MALFORMED]);
+	/* Last: delivering reassembled packets runs this function again on the same scratch. */
+	if (w->dp->sl != NULL)
+		sgw_sl_stage(w, s, m, w->cls.idx[SGW_CLASS_SATLINK], w->cls.n[SGW_CLASS_SATLINK]);
 	return n;
 }
 
 static void
-run_timers(struct sgw_worker *w)
+run_timers(struct sgw_worker *w, const struct sgw_snapshot *s)
 {
 	uint64_t ev[SGW_TW_BATCH];
 	uint32_t k, i;
@@ -464,6 +488,8 @@ run_timers(struct sgw_worker *w)
 		if (type == SGW_TEV_FLOW_IDLE)
 			w->c.flows_expired += (uint64_t)sgw_flow_timer_expired(w->flows, w->tw, obj,
 									       w->now_ns);
+		else if (type == SGW_TEV_SATLINK)
+			sgw_sl_timer(w, s, (uint32_t)obj);
 	}
 }
 
@@ -552,7 +578,9 @@ sgw_worker_iter(struct sgw_worker *w, uint64_t now_tsc)
 			total += n;
 			sgw_worker_process(w, s, m, n, true);
 		}
-		run_timers(w);
+		run_timers(w, s);
+		if (dp->sl != NULL)
+			sgw_sl_iter(w, s);
 	}
 	/* Sending for others is work too: the drainer must not doze off while they feed it. */
 	total += sgw_worker_drain_txrings(w);

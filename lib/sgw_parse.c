@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sgw_parse.h"
+#include "sgw_satlink.h"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define SGW_LIKELY(x)   __builtin_expect(!!(x), 1)
@@ -96,6 +97,7 @@ static const char *const class_names[SGW_CLASS__COUNT] = {
 	[SGW_CLASS_LIFT] = "lift",
 	[SGW_CLASS_XCP] = "xcp",
 	[SGW_CLASS_IP_OTHER] = "ip_other",
+	[SGW_CLASS_SATLINK] = "satlink",
 	[SGW_CLASS_NON_IP] = "non_ip",
 	[SGW_CLASS_MALFORMED] = "malformed",
 };
@@ -602,7 +604,8 @@ parse_frame(const struct sgw_parse_conf *conf, const uint8_t *data, size_t len, 
 	if (et == ET_IPV6)
 		return parse_ip6(conf, data, len, flen, off, info);
 	memset(info->src, 0, sizeof(info->src) + sizeof(info->dst));
-	info->cls = SGW_CLASS_NON_IP;
+	/* The satlink stage parses (and counts) the frame itself. */
+	info->cls = et == SGW_SATLINK_ETHERTYPE ? SGW_CLASS_SATLINK : SGW_CLASS_NON_IP;
 	return SGW_PR_OK;
 }
 

@@ -56,6 +56,7 @@ enum sgw_class {
 	SGW_CLASS_LIFT,      /* LIFT (IP protocol conf->lift_proto, default 253) */
 	SGW_CLASS_XCP,       /* XCP (IP protocol conf->xcp_proto, default 254) */
 	SGW_CLASS_IP_OTHER,  /* other IP protocols and non-first fragments */
+	SGW_CLASS_SATLINK,   /* satlink frames (EtherType 0x88B5, lib/sgw_satlink.h) */
 	SGW_CLASS_NON_IP,    /* ARP, LLDP, ...: forwarded untouched by default */
 	SGW_CLASS_MALFORMED, /* reason != SGW_PR_OK */
 	SGW_CLASS__COUNT

@@ -30,7 +30,7 @@ check(const struct sgw_pkt_info *i, enum sgw_parse_reason r, size_t len)
 		return;  /* fields past the failure point are not promised */
 	if (i->cls != SGW_CLASS_TCP && (i->tcp_opts.present != 0 || i->tcp_opts.n_sack != 0))
 		abort();
-	if (i->cls == SGW_CLASS_NON_IP)
+	if (i->cls == SGW_CLASS_NON_IP || i->cls == SGW_CLASS_SATLINK)
 		return;
 	l3_end = (size_t)i->l3_off + i->l3_len;
 	if (l3_end > len || i->payload_off != i->l4_off + i->l4_hlen || i->payload_off > l3_end)

@@ -123,6 +123,7 @@ hub_mix()
 		{eth(0x0800, ip4(6, tcp(40001, 80))), SGW_CLASS_TCP},
 		{eth(0x86dd, ip6(17, udp(1, 2, {}))), SGW_CLASS_UDP},
 		{eth(0x0800, ip4(50, ESP8)), SGW_CLASS_ESP},
+		{eth(0x88b5, Bytes(30, 0x10)), SGW_CLASS_SATLINK},
 	};
 }
 

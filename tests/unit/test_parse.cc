@@ -332,7 +332,7 @@ check_invariants(const Parsed &p, size_t len)
 	if (i.reason != SGW_PR_OK)
 		return;
 	ASSERT_LE(i.l3_off, len);
-	if (i.cls == SGW_CLASS_NON_IP) {
+	if (i.cls == SGW_CLASS_NON_IP || i.cls == SGW_CLASS_SATLINK) {
 		ASSERT_EQ(i.ip_ver, 0);
 		return;
 	}
@@ -439,7 +439,7 @@ TEST(ParseNames, ReasonNamesAreStableSnakeCase)
 TEST(ParseNames, ClassNames)
 {
 	const char *want[SGW_CLASS__COUNT] = {"tcp", "udp", "esp", "icmp", "lift", "xcp",
-					      "ip_other", "non_ip", "malformed"};
+					      "ip_other", "satlink", "non_ip", "malformed"};
 	for (int c = 0; c < SGW_CLASS__COUNT; c++)
 		EXPECT_STREQ(sgw_class_name(static_cast<sgw_class>(c)), want[c]);
 	EXPECT_STREQ(sgw_class_name(SGW_CLASS__COUNT), "unknown");
@@ -469,6 +469,21 @@ TEST(ParseEth, BareEthernetHeaderIsNonIp)
 	Parsed p = parse(eth(0x88cc, {}));  // LLDP, nothing after the header
 	EXPECT_EQ(p.r, SGW_PR_OK);
 	EXPECT_EQ(p.info.cls, SGW_CLASS_NON_IP);
+}
+
+TEST(ParseEth, SatlinkEtherTypeHasItsOwnClass)
+{
+	// The class only: the satlink stage parses and counts the frame itself,
+	// so even a truncated one is SATLINK, behind a VLAN tag too.
+	Parsed p = parse(eth(0x88b5, Bytes(22, 0x10)));
+	EXPECT_EQ(p.r, SGW_PR_OK);
+	EXPECT_EQ(p.info.cls, SGW_CLASS_SATLINK);
+	EXPECT_EQ(p.info.l3_off, 14);
+	Bytes tagged = {0x02, 0, 0, 0, 0, 1, 0x02, 0, 0, 0, 0, 2, 0x81, 0x00, 0x00, 0x07, 0x88, 0xb5, 0x10};
+	Parsed q = parse(tagged);
+	EXPECT_EQ(q.info.cls, SGW_CLASS_SATLINK);
+	EXPECT_EQ(q.info.l3_off, 18);
+	EXPECT_EQ(parse(eth(0x88b6, {})).info.cls, SGW_CLASS_NON_IP);
 }
 
 TEST(ParseEth, OneVlanTag)

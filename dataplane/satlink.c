@@ -1,0 +1,1123 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The satlink stage (see satlink.h): sessions on their owning workers, frames
+ * built from and taken apart into mbufs, AES-GCM in the path, pacing, one
+ * timer per session, delivered packets fed back into the pipeline.
+ *
+ * Why each choice (docs/satlink.md, "The dataplane stage"):
+ * - Sessions are created at startup, one per terminal of the policy, on the
+ *   worker that owns the terminal (sgw_terminal_shard of its id, stable over
+ *   reloads): session memory is allocated once, never on the fast path.
+ * - Data frames are copies of the packet's bytes, not indirect mbufs: the
+ *   session keeps the packet until it is acknowledged, sealing needs a
+ *   separate output anyway, and a copy of <= 2 KB costs less than the two
+ *   extra mbufs and refcount traffic of a chain on the paths we measured.
+ * - Data frames are paced at the direction's rate (a per-session FIFO drained
+ *   by the session's timer): the ARQ window is ~2 x the bandwidth-delay
+ *   product and would otherwise leave in one burst into the modem's queue.
+ *   Control frames are never paced and go out ahead of the data that waits.
+ * - Delivered packets get an Ethernet header back and run through the whole
+ *   pipeline again (classify, rules, next hops), as if they had arrived on the
+ *   satlink port: the far end's routing is its own rules'.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_ether.h>
+#include <rte_hash.h>
+#include <rte_jhash.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "satlink.h"
+#include "sgw_dp.h"
+#include "sgw_timer_wheel.h"
+#include "flow_table.h"
+
+#define SL_MAX_IP_PKT 9216u     /* largest IP packet carried (jumbo frames) */
+#define SL_CRYPTO_OVERHEAD SGW_SLC_OVERHEAD
+#define SL_FRAME_OVERHEAD (SGW_SATLINK_HDR_LEN + SL_CRYPTO_OVERHEAD)
+#define SL_POLLS_PER_CALL 8u    /* carried work done at once before the timer takes over */
+#define SL_PUBLISH_NS 50000000ull  /* counters published every 50 ms */
+
+static const char *const ctr_names[SGW_SLD__COUNT] = {
+	[SGW_SLD_BYPASS_NO_TERMINAL] = "bypass_no_terminal",
+	[SGW_SLD_BYPASS_NON_IP] = "bypass_non_ip",
+	[SGW_SLD_BYPASS_RULE] = "bypass_service",
+	[SGW_SLD_NOT_OWNER] = "not_owner",
+	[SGW_SLD_SEND_WINDOW_FULL] = "send_window_full",
+	[SGW_SLD_SEND_TOO_BIG] = "send_too_big",
+	[SGW_SLD_SEND_NOT_CONNECTED] = "send_not_connected",
+	[SGW_SLD_SEND_OTHER] = "send_other",
+	[SGW_SLD_NO_MBUF] = "no_mbuf",
+	[SGW_SLD_PACER_FULL] = "pacer_full",
+	[SGW_SLD_RX_WRONG_PORT] = "rx_wrong_port",
+	[SGW_SLD_RX_NO_SESSION] = "rx_no_session",
+	[SGW_SLD_RX_BAD_HEADER] = "rx_bad_header",
+	[SGW_SLD_RX_CHAINED] = "rx_chained",
+	[SGW_SLD_RX_CRYPTO] = "rx_crypto",
+	[SGW_SLD_RX_NO_KEY_HERE] = "rx_encrypted_no_key",
+	[SGW_SLD_RX_REFUSED] = "rx_refused",
+	[SGW_SLD_DELIVER_NOT_IP] = "deliver_not_ip",
+	[SGW_SLD_DELIVER_OTHER_CHANNEL] = "deliver_other_channel",
+	[SGW_SLD_DELIVER_CHAIN_FAIL] = "deliver_chain_fail",
+	[SGW_SLD_DELIVER_FULL] = "deliver_full",
+};
+
+const char *
+sgw_sl_ctr_name(int c)
+{
+	return c >= 0 && c < SGW_SLD__COUNT ? ctr_names[c] : "unknown";
+}
+
+/* ------------------------------------------------------------------ setup */
+
+/* Frames of a window: 2 x rate x rtt (room to keep sending while a loss is repaired). */
+static uint32_t
+window_of(uint64_t rate_bps, uint32_t rtt_ms, uint16_t frame_size, uint32_t max)
+{
+	uint64_t bits = (uint64_t)(frame_size + SL_FRAME_OVERHEAD) * 8u;
+	uint64_t w = (2u * rate_bps / 1000u * rtt_ms + bits - 1) / bits;
+
+	return (uint32_t)RTE_MAX(RTE_MIN(w, (uint64_t)max), 64ull);
+}
+
+/*
+ * This end's epoch: the unix second after a wait for the next whole second.
+ * Two starts of one end are then always in different seconds, so the epoch
+ * increases across restarts (the AES-GCM nonce's uniqueness rests on it,
+ * lib/sgw_slcrypto.h) without state on disk, as long as the clock does not
+ * step back; the wait costs at most a second at startup.
+ */
+static uint32_t
+take_epoch(void)
+{
+	struct timespec ts;
+	uint32_t e;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	usleep((useconds_t)((1000000000L - ts.tv_nsec) / 1000 + 1));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (sgw_slcrypto_next_epoch(0, (uint64_t)ts.tv_sec, &e) != 0)
+		e = (uint32_t)ts.tv_sec;
+	return e;
+}
+
+static int
+sess_init(struct sgw_dp *dp, struct sgw_sl *sl, const struct sgw_policy *pol,
+	  struct sgw_sl_sess *ss, const struct sgw_terminal *t,
+	  const struct sgw_slcrypto_keys *keys)
+{
+	const struct sgw_satlink_conf *sc = &pol->satlink;
+	bool hub = pol->role == SGW_ROLE_HUB;
+	uint64_t rate = hub ? sc->forward_rate_bps : sc->return_rate_bps;
+	struct sgw_arq_conf ac;
+	const char *bad;
+
+	ss->term_id = t->id;
+	snprintf(ss->name, sizeof(ss->name), "%s", t->name);
+	ss->owner = sgw_terminal_shard(t->id, dp->n_workers);
+	ss->timer = SGW_TW_INVALID;
+	ss->timer_at = SGW_ARQ_NEVER;
+	/* ns per 1000 bits, times 1000: 1 ns resolution for rates up to 1 Tbit/s. */
+	ss->ns_per_kbit = 1000000000000000ull / rate;
+
+	sgw_arq_conf_default(&ac);
+	ac.terminal_id = t->id;
+	ac.local_epoch = sl->epoch;
+	ac.tx_window = sl->tx_window;
+	ac.rx_window = sl->rx_window;
+	ac.sendq_pkts = sc->send_queue;
+	ac.frag_size = sc->frame_size;
+	ac.max_frags = (uint16_t)RTE_MIN((SL_MAX_IP_PKT + sc->frame_size - 1) / sc->frame_size,
+					 SGW_ARQ_MAX_FRAGS);
+	ac.retx_copies = sc->retx_copies;
+	ac.retx_spacing_ns = (uint64_t)sc->retx_spacing_us * 1000u;
+	ac.status_interval_ns = (uint64_t)sc->status_interval_ms * 1000000u;
+	ac.status_min_gap_ns = RTE_MIN(ac.status_min_gap_ns, ac.status_interval_ns);
+	ac.rtt_init_ns = (uint64_t)sc->rtt_ms * 1000000u;
+	ac.keepalive_ns = (uint64_t)sc->keepalive_ms * 1000000u;
+	ac.link_down_ns = (uint64_t)sc->link_down_ms * 1000000u;
+	bad = sgw_arq_conf_check(&ac);
+	if (bad != NULL) {
+		SGW_LOG(ERR, "satlink session '%s': bad ARQ setting %s", ss->name, bad);
+		return -1;
+	}
+	ss->arq = sgw_arq_create(&ac, 0);
+	ss->pq_cap = 2 * sl->tx_window + 64;
+	ss->pq = rte_zmalloc("sgw_sl_pq", sizeof(*ss->pq) * ss->pq_cap, RTE_CACHE_LINE_SIZE);
+	if (ss->arq == NULL || ss->pq == NULL) {
+		SGW_LOG(ERR, "satlink session '%s': out of memory (%zu bytes)", ss->name,
+			sgw_arq_footprint(&ac));
+		return -1;
+	}
+	if (keys != NULL) {
+		struct sgw_slcrypto_conf cc = {
+			.role = hub ? SGW_SLC_ROLE_HUB : SGW_SLC_ROLE_TERMINAL,
+			.tx_epoch = sl->epoch,
+		};
+		const struct sgw_slcrypto_key *k = sgw_slcrypto_keys_find(keys, t->id);
+
+		if (k == NULL) {
+			SGW_LOG(ERR, "satlink: no key for terminal '%s' (id %u) in %s", ss->name,
+				t->id, sc->keys);
+			return -1;
+		}
+		if (sl->eng[ss->owner] == NULL) {
+			sl->eng[ss->owner] = sgw_slcrypto_engine_create(SGW_SLC_ARCH_AUTO);
+			if (sl->eng[ss->owner] == NULL) {
+				SGW_LOG(ERR, "satlink: cannot start the AES-GCM engine (IPsec-MB)");
+				return -1;
+			}
+		}
+		ss->cc = sgw_slcrypto_ctx_create(sl->eng[ss->owner], k, &cc);
+		if (ss->cc == NULL) {
+			SGW_LOG(ERR, "satlink session '%s': cannot create its crypto context",
+				ss->name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+sgw_sl_init(struct sgw_dp *dp, const struct sgw_policy *pol)
+{
+	const struct sgw_satlink_conf *sc = &pol->satlink;
+	struct sgw_slcrypto_keys *keys = NULL;
+	struct rte_hash_parameters hp = {0};
+	struct sgw_sl *sl;
+	char name[RTE_HASH_NAMESIZE];
+	uint32_t i, n = 0, act_cap, max_frags;
+	uint16_t mtu = 0;
+	bool hub = pol->role == SGW_ROLE_HUB;
+	char err[2048];
+
+	if (!sc->enabled)
+		return 0;
+	if (dp->n_workers > RTE_DIM(sl->eng)) {
+		SGW_LOG(ERR, "satlink: at most %zu workers", RTE_DIM(sl->eng));
+		return -1;
+	}
+	/* A frame must fit the port's MTU and one mbuf. */
+	if (rte_eth_dev_get_mtu(dp->ports[sc->port].port_id, &mtu) == 0 &&
+	    sc->frame_size + SL_FRAME_OVERHEAD > mtu) {
+		SGW_LOG(ERR, "satlink: frame_size %u + %u bytes of headers exceeds port '%s' MTU %u;"
+			" lower satlink.frame_size or raise the port's mtu", sc->frame_size,
+			SL_FRAME_OVERHEAD, pol->ports[sc->port].name, mtu);
+		return -1;
+	}
+	if (RTE_ETHER_HDR_LEN + sc->frame_size + SL_FRAME_OVERHEAD > RTE_MBUF_DEFAULT_DATAROOM) {
+		SGW_LOG(ERR, "satlink: frame_size %u does not fit one mbuf", sc->frame_size);
+		return -1;
+	}
+	sl = rte_zmalloc("sgw_sl", sizeof(*sl), RTE_CACHE_LINE_SIZE);
+	if (sl == NULL)
+		return -1;
+	dp->sl = sl;
+	sl->pidx = sc->port;
+	sl->port_id = dp->ports[sc->port].port_id;
+	memcpy(sl->peer_mac.addr_bytes, sc->peer_mac, RTE_ETHER_ADDR_LEN);
+	sl->tx_window = window_of(hub ? sc->forward_rate_bps : sc->return_rate_bps, sc->rtt_ms,
+				  sc->frame_size, sc->window_max);
+	sl->rx_window = window_of(hub ? sc->return_rate_bps : sc->forward_rate_bps, sc->rtt_ms,
+				  sc->frame_size, sc->window_max);
+
+	if (sc->keys[0] != '\0') {
+		if (sgw_slcrypto_keys_load(sc->keys, &keys, err, sizeof(err)) != 0) {
+			SGW_LOG(ERR, "satlink keys: %s", err);
+			return -1;
+		}
+		sl->keyed = true;
+	}
+	for (i = 0; i < pol->n_terminals; i++)
+		if (hub || pol->terminals[i].id == sc->terminal_id)
+			n++;
+	if (n == 0) {
+		SGW_LOG(ERR, "satlink: no terminal to keep a session with");
+		goto fail;
+	}
+	snprintf(name, sizeof(name), "sgwsl_%s", dp->instance);
+	hp.name = name;
+	hp.entries = RTE_MAX(n, 8u);
+	hp.key_len = sizeof(uint32_t);
+	hp.hash_func = rte_jhash;
+	hp.socket_id = (int)rte_socket_id();
+	sl->by_id = rte_hash_create(&hp);
+	sl->sess = rte_zmalloc("sgw_sl_sess", sizeof(*sl->sess) * n, RTE_CACHE_LINE_SIZE);
+	if (sl->by_id == NULL || sl->sess == NULL) {
+		SGW_LOG(ERR, "satlink: out of memory for %u sessions", n);
+		goto fail;
+	}
+	sl->epoch = take_epoch();
+	for (i = 0; i < pol->n_terminals; i++) {
+		const struct sgw_terminal *t = &pol->terminals[i];
+
+		if (!hub && t->id != sc->terminal_id)
+			continue;
+		if (sess_init(dp, sl, pol, &sl->sess[sl->n_sess], t, keys) < 0)
+			goto fail;
+		if (rte_hash_add_key_data(sl->by_id, &t->id,
+					  (void *)(uintptr_t)sl->n_sess) < 0)
+			goto fail;
+		sl->n_sess++;
+	}
+	sgw_slcrypto_keys_free(keys);
+	keys = NULL;
+
+	max_frags = RTE_MIN((SL_MAX_IP_PKT + sc->frame_size - 1) / sc->frame_size,
+			    SGW_ARQ_MAX_FRAGS);
+	act_cap = RTE_MAX(512u, 2 * SGW_ARQ_MIN_ROOM(max_frags));
+	sl->act_cap = act_cap;
+	for (i = 0; i < dp->n_workers; i++) {
+		struct sgw_sl_worker *x = &dp->workers[i]->sl;
+
+		x->out.act = rte_zmalloc("sgw_sl_act", sizeof(*x->out.act) * act_cap,
+					 RTE_CACHE_LINE_SIZE);
+		x->out.cap = act_cap;
+		x->deliv_cap = 2 * act_cap;
+		x->deliv = rte_zmalloc("sgw_sl_deliv", sizeof(*x->deliv) * x->deliv_cap,
+				       RTE_CACHE_LINE_SIZE);
+		if (x->out.act == NULL || x->deliv == NULL)
+			goto fail;
+	}
+	SGW_LOG(INFO, "satlink on port '%s': %u session(s), epoch %u, windows %u/%u frames of "
+		"%u bytes, pacing at %" PRIu64 " bit/s, %s", pol->ports[sc->port].name,
+		sl->n_sess, sl->epoch, sl->tx_window, sl->rx_window, sc->frame_size,
+		hub ? sc->forward_rate_bps : sc->return_rate_bps,
+		sl->keyed ? "AES-GCM protected" : "frames NOT protected (no keys)");
+	return 0;
+fail:
+	sgw_slcrypto_keys_free(keys);
+	return -1;
+}
+
+void
+sgw_sl_fini(struct sgw_dp *dp)
+{
+	struct sgw_sl *sl = dp->sl;
+	uint32_t i;
+
+	if (sl == NULL)
+		return;
+	for (i = 0; i < sl->n_sess; i++) {
+		sgw_arq_destroy(sl->sess[i].arq);
+		sgw_slcrypto_ctx_destroy(sl->sess[i].cc);
+		rte_free(sl->sess[i].pq);
+	}
+	for (i = 0; i < RTE_DIM(sl->eng); i++)
+		sgw_slcrypto_engine_destroy(sl->eng[i]);
+	for (i = 0; i < dp->n_workers; i++) {
+		if (dp->workers[i] == NULL)
+			continue;
+		rte_free(dp->workers[i]->sl.out.act);
+		rte_free(dp->workers[i]->sl.deliv);
+		dp->workers[i]->sl.out.act = NULL;
+		dp->workers[i]->sl.deliv = NULL;
+	}
+	rte_hash_free(sl->by_id);
+	rte_free(sl->sess);
+	rte_free(sl);
+	dp->sl = NULL;
+}
+
+/* ------------------------------------------------------------ publishing */
+
+static void
+publish(struct sgw_sl_sess *ss)
+{
+	struct sgw_sl_pub *p = &ss->c;
+
+	p->state = (uint8_t)sgw_arq_get_state(ss->arq);
+	p->peer_epoch = sgw_arq_peer_epoch(ss->arq);
+	p->send_window = sgw_arq_send_window(ss->arq);
+	p->pacer_held = ss->pq_n;
+	sgw_arq_get_stats(ss->arq, &p->arq);
+	if (ss->cc != NULL)
+		sgw_slcrypto_get_stats(ss->cc, &p->crypto);
+	__atomic_store_n(&ss->pub_seq, ss->pub_seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	ss->pub = *p;
+	__atomic_store_n(&ss->pub_seq, ss->pub_seq + 1, __ATOMIC_RELEASE);
+}
+
+void
+sgw_sl_read(const struct sgw_dp *dp, uint32_t i, struct sgw_sl_pub *out)
+{
+	const struct sgw_sl_sess *ss = &dp->sl->sess[i];
+	uint32_t a, b;
+
+	do {
+		a = __atomic_load_n(&ss->pub_seq, __ATOMIC_ACQUIRE);
+		*out = ss->pub;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		b = __atomic_load_n(&ss->pub_seq, __ATOMIC_RELAXED);
+	} while ((a & 1u) || a != b);
+}
+
+/* ---------------------------------------------------------------- frames */
+
+static inline struct rte_mbuf *
+frame_alloc(struct sgw_worker *w, const struct sgw_sl *sl)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(w->dp->pool);
+	struct rte_ether_hdr *eh;
+
+	if (unlikely(m == NULL)) {
+		w->sl.ctr[SGW_SLD_NO_MBUF]++;
+		return NULL;
+	}
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, RTE_ETHER_HDR_LEN);
+	rte_ether_addr_copy(&sl->peer_mac, &eh->dst_addr);
+	rte_ether_addr_copy(&w->dp->ports[sl->pidx].mac, &eh->src_addr);
+	eh->ether_type = rte_cpu_to_be_16(SGW_SATLINK_ETHERTYPE);
+	m->port = sl->port_id;
+	return m;
+}
+
+/* Mark a written header as carrying a sealed payload of plain_len bytes. */
+static inline void
+hdr_set_sealed(uint8_t *hdr, uint32_t plain_len)
+{
+	uint16_t l = rte_cpu_to_be_16((uint16_t)(plain_len + SL_CRYPTO_OVERHEAD));
+
+	hdr[1] |= SGW_SL_F_ENCRYPTED;
+	memcpy(hdr + 20, &l, sizeof(l));
+}
+
+/* A DATA frame: header + bytes [offset, offset + len) of the packet, sealed or not. */
+static struct rte_mbuf *
+build_data(struct sgw_worker *w, struct sgw_sl *sl, struct sgw_sl_sess *ss,
+	   const struct sgw_arq_act *a)
+{
+	const struct rte_mbuf *pkt = (const struct rte_mbuf *)(uintptr_t)a->handle;
+	uint8_t tmp[RTE_MBUF_DEFAULT_DATAROOM];
+	struct rte_mbuf *m;
+	const uint8_t *src;
+	uint8_t *hdr, *out;
+
+	m = frame_alloc(w, sl);
+	if (m == NULL)
+		return NULL;
+	hdr = (uint8_t *)rte_pktmbuf_append(m, SGW_SATLINK_HDR_LEN);
+	if (sgw_arq_write_data_hdr(ss->arq, a, hdr, SGW_SATLINK_HDR_LEN) == 0)
+		goto none;  /* stale: the peer restarted since */
+	if (ss->cc == NULL) {
+		out = (uint8_t *)rte_pktmbuf_append(m, a->len);
+		src = out == NULL ? NULL : rte_pktmbuf_read(pkt, a->offset, a->len, out);
+		if (src == NULL)
+			goto none;
+		if (src != out)
+			memcpy(out, src, a->len);
+	} else {
+		src = rte_pktmbuf_read(pkt, a->offset, a->len, tmp);
+		hdr_set_sealed(hdr, a->len);
+		out = (uint8_t *)rte_pktmbuf_append(m, a->len + SL_CRYPTO_OVERHEAD);
+		if (src == NULL || out == NULL ||
+		    sgw_slcrypto_seal(ss->cc, hdr, SGW_SATLINK_HDR_LEN, src, a->len, out,
+				      a->len + SL_CRYPTO_OVERHEAD) < 0)
+			goto none;
+	}
+	return m;
+none:
+	rte_pktmbuf_free(m);
+	return NULL;
+}
+
+static struct rte_mbuf *
+build_ctrl(struct sgw_worker *w, struct sgw_sl *sl, struct sgw_sl_sess *ss,
+	   const struct sgw_arq_act *a)
+{
+	uint8_t buf[SGW_SATLINK_STATUS_MAX_LEN];
+	struct rte_mbuf *m;
+	size_t n;
+	uint8_t *out;
+
+	n = sgw_arq_write_ctrl(ss->arq, a, w->now_ns, buf, sizeof(buf));
+	if (n == 0)
+		return NULL;
+	m = frame_alloc(w, sl);
+	if (m == NULL)
+		return NULL;
+	if (ss->cc == NULL) {
+		out = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)n);
+		memcpy(out, buf, n);
+		return m;
+	}
+	hdr_set_sealed(buf, (uint32_t)(n - SGW_SATLINK_HDR_LEN));
+	out = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(n + SL_CRYPTO_OVERHEAD));
+	memcpy(out, buf, SGW_SATLINK_HDR_LEN);
+	if (sgw_slcrypto_seal(ss->cc, out, SGW_SATLINK_HDR_LEN, buf + SGW_SATLINK_HDR_LEN,
+			      (uint32_t)(n - SGW_SATLINK_HDR_LEN), out + SGW_SATLINK_HDR_LEN,
+			      (uint32_t)(n - SGW_SATLINK_HDR_LEN + SL_CRYPTO_OVERHEAD)) < 0) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* ----------------------------------------------------------------- pacing */
+
+/* Send the paced frames that are due; at most one timer tick of credit is kept. */
+static void
+pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
+     struct sgw_sl_sess *ss)
+{
+	uint64_t now = w->now_ns;
+	uint64_t credit = (uint64_t)s->pol.workers.timer_tick_us * 1000u;
+
+	if (ss->pace_next_ns + credit < now)
+		ss->pace_next_ns = now - credit;
+	while (ss->pq_n > 0 && ss->pace_next_ns <= now) {
+		struct rte_mbuf *m = ss->pq[ss->pq_head];
+
+		ss->pq_head = ss->pq_head + 1 == ss->pq_cap ? 0 : ss->pq_head + 1;
+		ss->pq_n--;
+		ss->pace_next_ns += (uint64_t)rte_pktmbuf_pkt_len(m) * 8u * ss->ns_per_kbit /
+				    1000000u;
+		ss->c.frames_tx_data++;
+		sgw_worker_tx(w, (uint16_t)sl->pidx, m, s->pol.workers.burst);
+	}
+}
+
+static void
+pace_add(struct sgw_worker *w, struct sgw_sl_sess *ss, struct rte_mbuf *m)
+{
+	uint32_t tail;
+
+	if (ss->pq_n == ss->pq_cap) {
+		w->sl.ctr[SGW_SLD_PACER_FULL]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	tail = ss->pq_head + ss->pq_n;
+	if (tail >= ss->pq_cap)
+		tail -= ss->pq_cap;
+	ss->pq[tail] = m;
+	ss->pq_n++;
+}
+
+/* -------------------------------------------------------------- delivery */
+
+static void
+deliver_add(struct sgw_worker *w, struct rte_mbuf *m)
+{
+	if (w->sl.ndeliv == w->sl.deliv_cap) {
+		w->sl.ctr[SGW_SLD_DELIVER_FULL]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	w->sl.deliv[w->sl.ndeliv++] = m;
+}
+
+static void
+free_run(const struct sgw_arq_act *a, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		rte_pktmbuf_free((struct rte_mbuf *)(uintptr_t)a[i].handle);
+}
+
+/*
+ * A DELIVER run (FIRST..LAST) into one packet with an Ethernet header: later
+ * fragments are copied into the first one's tailroom while they fit, chained
+ * after that.
+ */
+static void
+deliver_run(struct sgw_worker *w, struct sgw_sl *sl, struct sgw_sl_sess *ss,
+	    const struct sgw_arq_act *a, uint32_t n)
+{
+	struct rte_mbuf *head = (struct rte_mbuf *)(uintptr_t)a[0].handle, *last = head;
+	struct rte_ether_hdr *eh;
+	uint8_t ver;
+	uint32_t i;
+
+	if (a[0].channel != 0) {
+		w->sl.ctr[SGW_SLD_DELIVER_OTHER_CHANNEL]++;
+		free_run(a, n);
+		return;
+	}
+	for (i = 1; i < n; i++) {
+		struct rte_mbuf *f = (struct rte_mbuf *)(uintptr_t)a[i].handle;
+		uint16_t len = rte_pktmbuf_data_len(f);
+
+		if (last == head && rte_pktmbuf_tailroom(head) >= len) {
+			memcpy(rte_pktmbuf_append(head, len), rte_pktmbuf_mtod(f, void *), len);
+			rte_pktmbuf_free(f);
+		} else if (rte_pktmbuf_chain(head, f) == 0) {
+			last = f;
+		} else {
+			w->sl.ctr[SGW_SLD_DELIVER_CHAIN_FAIL]++;
+			rte_pktmbuf_free(head);
+			free_run(a + i, n - i);
+			return;
+		}
+	}
+	ver = *rte_pktmbuf_mtod(head, uint8_t *) >> 4;
+	eh = (struct rte_ether_hdr *)rte_pktmbuf_prepend(head, RTE_ETHER_HDR_LEN);
+	if ((ver != 4 && ver != 6) || eh == NULL) {
+		w->sl.ctr[SGW_SLD_DELIVER_NOT_IP]++;
+		rte_pktmbuf_free(head);
+		return;
+	}
+	/* As if the far end had sent it to us; next hops rewrite both. */
+	rte_ether_addr_copy(&w->dp->ports[sl->pidx].mac, &eh->dst_addr);
+	if (rte_is_unicast_ether_addr(&sl->peer_mac))
+		rte_ether_addr_copy(&sl->peer_mac, &eh->src_addr);
+	else
+		rte_ether_addr_copy(&w->dp->ports[sl->pidx].mac, &eh->src_addr);
+	eh->ether_type = rte_cpu_to_be_16(ver == 4 ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6);
+	head->port = sl->port_id;
+	head->ol_flags = 0;
+	ss->c.pkts_delivered++;
+	ss->c.bytes_delivered += rte_pktmbuf_pkt_len(head) - RTE_ETHER_HDR_LEN;
+	deliver_add(w, head);
+}
+
+/* Run the delivered packets through the pipeline (not while already doing so). */
+static void
+deliver_flush(struct sgw_worker *w, const struct sgw_snapshot *s)
+{
+	struct rte_mbuf *m[SGW_BURST_MAX];
+	uint32_t n;
+
+	if (w->sl.flushing)
+		return;
+	w->sl.flushing = true;
+	while (w->sl.ndeliv > 0) {
+		n = RTE_MIN(w->sl.ndeliv, (uint32_t)SGW_BURST_MAX);
+		memcpy(m, w->sl.deliv, n * sizeof(m[0]));
+		w->sl.ndeliv -= n;
+		memmove(w->sl.deliv, w->sl.deliv + n, w->sl.ndeliv * sizeof(m[0]));
+		sgw_worker_process(w, s, m, (uint16_t)n, false);
+	}
+	w->sl.flushing = false;
+}
+
+/* ---------------------------------------------------------------- actions */
+
+static void
+event(struct sgw_worker *w, struct sgw_sl_sess *ss, uint8_t code)
+{
+	static const char *const what[] = {
+		[SGW_ARQ_EV_LINK_UP] = "link up",
+		[SGW_ARQ_EV_LINK_DOWN] = "LINK DOWN (nothing heard)",
+		[SGW_ARQ_EV_PEER_RESTART] = "peer restarted (new epoch): held data released",
+	};
+
+	if (code < RTE_DIM(what) && what[code] != NULL)
+		SGW_LOG(NOTICE, "satlink '%s' (terminal %u, worker %u): %s, peer epoch %u",
+			ss->name, ss->term_id, w->idx, what[code], sgw_arq_peer_epoch(ss->arq));
+}
+
+/* Carry out and empty the worker's action array, for session ss. */
+static void
+run_actions(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess *ss)
+{
+	struct sgw_sl *sl = w->dp->sl;
+	struct sgw_arq_out *out = &w->sl.out;
+	uint16_t burst = s->pol.workers.burst;
+	uint32_t i, j;
+
+	/* Control frames first: ahead of every data frame of this batch. */
+	for (i = 0; i < out->n; i++) {
+		const struct sgw_arq_act *a = &out->act[i];
+		struct rte_mbuf *m;
+
+		if (a->type == SGW_ARQ_ACT_TX_CTRL) {
+			m = build_ctrl(w, sl, ss, a);
+			if (m != NULL) {
+				ss->c.frames_tx_ctrl++;
+				sgw_worker_tx(w, (uint16_t)sl->pidx, m, burst);
+			}
+		} else if (a->type == SGW_ARQ_ACT_EVENT) {
+			event(w, ss, a->code);
+		}
+	}
+	for (i = 0; i < out->n; i++) {
+		const struct sgw_arq_act *a = &out->act[i];
+		struct rte_mbuf *m;
+
+		switch (a->type) {
+		case SGW_ARQ_ACT_TX_DATA:
+			m = build_data(w, sl, ss, a);
+			if (m != NULL)
+				pace_add(w, ss, m);
+			break;
+		case SGW_ARQ_ACT_DELIVER:
+			for (j = i; j < out->n && out->act[j].type == SGW_ARQ_ACT_DELIVER &&
+				    !(out->act[j].flags & SGW_SL_F_LAST); j++)
+				;
+			if (j == out->n)  /* never split across calls; defensive */
+				j--;
+			deliver_run(w, sl, ss, a, j - i + 1);
+			i = j;
+			break;
+		case SGW_ARQ_ACT_RELEASE:
+			rte_pktmbuf_free((struct rte_mbuf *)(uintptr_t)a->handle);
+			break;
+		default:
+			break;
+		}
+	}
+	out->n = 0;
+}
+
+/* Poll carried work, send what the pacer allows, arm the session's one timer. */
+static void
+service(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess *ss,
+	uint32_t idx)
+{
+	uint64_t due, delay;
+	uint32_t k;
+
+	run_actions(w, s, ss);
+	for (k = 0; k < SL_POLLS_PER_CALL; k++) {
+		due = sgw_arq_next_deadline(ss->arq);
+		if (due > w->now_ns)
+			break;
+		sgw_arq_poll(ss->arq, w->now_ns, &w->sl.out);
+		run_actions(w, s, ss);
+	}
+	pace(w, s, w->dp->sl, ss);
+	due = sgw_arq_next_deadline(ss->arq);
+	if (ss->pq_n > 0 && ss->pace_next_ns < due)
+		due = ss->pace_next_ns;
+	if (due == SGW_ARQ_NEVER) {
+		if (ss->timer != SGW_TW_INVALID)
+			sgw_tw_stop(w->tw, ss->timer);
+		ss->timer = SGW_TW_INVALID;
+		ss->timer_at = SGW_ARQ_NEVER;
+		return;
+	}
+	if (ss->timer != SGW_TW_INVALID && ss->timer_at == due)
+		return;
+	delay = due > w->now_ns ? due - w->now_ns : 0;
+	if (ss->timer != SGW_TW_INVALID && sgw_tw_update(w->tw, ss->timer, delay) == 0) {
+		ss->timer_at = due;
+		return;
+	}
+	ss->timer = sgw_tw_start(w->tw, SGW_TEV_USER(SGW_TEV_SATLINK, idx), delay);
+	ss->timer_at = ss->timer == SGW_TW_INVALID ? SGW_ARQ_NEVER : due;
+}
+
+void
+sgw_sl_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t idx)
+{
+	struct sgw_sl *sl = w->dp->sl;
+	struct sgw_sl_sess *ss;
+
+	if (sl == NULL || idx >= sl->n_sess)
+		return;
+	ss = &sl->sess[idx];
+	ss->timer = SGW_TW_INVALID;  /* an expired timer's handle is gone */
+	ss->timer_at = SGW_ARQ_NEVER;
+	sgw_arq_poll(ss->arq, w->now_ns, &w->sl.out);
+	service(w, s, ss, idx);
+	deliver_flush(w, s);
+}
+
+/* ------------------------------------------------------------------ send */
+
+void
+sgw_sl_emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
+	    const struct sgw_pkt_info *pi, int32_t term, int32_t rule)
+{
+	struct sgw_sl *sl = w->dp->sl;
+	const struct sgw_policy *p = &s->pol;
+	enum sgw_sl_service svc = p->satlink.default_service;
+	struct sgw_sl_sess *ss;
+	int32_t si;
+	uint32_t len;
+	int rc;
+
+	if (rule >= 0 && p->rules[rule].sl_service != SGW_SL_SVC_DEFAULT)
+		svc = p->rules[rule].sl_service;
+	if (pi->ip_ver == 0 || term < 0 || svc == SGW_SL_SVC_BYPASS) {
+		w->sl.ctr[pi->ip_ver == 0 ? SGW_SLD_BYPASS_NON_IP :
+			  term < 0 ? SGW_SLD_BYPASS_NO_TERMINAL : SGW_SLD_BYPASS_RULE]++;
+		sgw_worker_tx(w, (uint16_t)sl->pidx, m, p->workers.burst);
+		return;
+	}
+	si = s->sl_sess_of_term[term];
+	if (si < 0) {
+		w->sl.ctr[SGW_SLD_BYPASS_NO_TERMINAL]++;
+		sgw_worker_tx(w, (uint16_t)sl->pidx, m, p->workers.burst);
+		return;
+	}
+	ss = &sl->sess[si];
+	if (ss->owner != w->idx) {
+		w->sl.ctr[SGW_SLD_NOT_OWNER]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	/* The IP packet alone: no Ethernet header, no Ethernet padding. */
+	rte_pktmbuf_adj(m, pi->l3_off);
+	len = rte_pktmbuf_pkt_len(m);
+	if (pi->l3_len < len && rte_pktmbuf_trim(m, (uint16_t)(len - pi->l3_len)) == 0)
+		len = pi->l3_len;
+	rc = sgw_arq_send(ss->arq, w->now_ns, 0, (uint64_t)(uintptr_t)m, len,
+			  svc == SGW_SL_SVC_DATAGRAM ? SGW_ARQ_SEND_DATAGRAM : 0, &w->sl.out);
+	if (rc == 0) {
+		if (svc == SGW_SL_SVC_DATAGRAM)
+			ss->c.pkts_sent_datagram++;
+		else
+			ss->c.pkts_sent_reliable++;
+	} else {
+		w->sl.ctr[rc == -ENOBUFS ? SGW_SLD_SEND_WINDOW_FULL :
+			  rc == -EMSGSIZE ? SGW_SLD_SEND_TOO_BIG :
+			  rc == -ENOTCONN ? SGW_SLD_SEND_NOT_CONNECTED : SGW_SLD_SEND_OTHER]++;
+		rte_pktmbuf_free(m);
+	}
+	service(w, s, ss, (uint32_t)si);
+}
+
+/* --------------------------------------------------------------- receive */
+
+int32_t
+sgw_sl_sess_of_frame(const struct sgw_dp *dp, const struct rte_mbuf *m, uint16_t l3_off)
+{
+	uint32_t id;
+	void *data;
+
+	if (rte_pktmbuf_data_len(m) < l3_off + 8u)
+		return -1;
+	memcpy(&id, rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off + 4u), sizeof(id));
+	id = rte_be_to_cpu_32(id);
+	if (rte_hash_lookup_data(dp->sl->by_id, &id, &data) < 0)
+		return -1;
+	return (int32_t)(uintptr_t)data;
+}
+
+/* One received frame of session ss; consumes m. */
+static void
+rx_frame(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess *ss,
+	 uint32_t si, struct rte_mbuf *m, uint16_t l3_off)
+{
+	struct sgw_satlink_hdr h;
+	uint8_t *hdr, *body;
+	int rc;
+
+	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
+		w->sl.ctr[SGW_SLD_RX_CHAINED]++;
+		goto drop;
+	}
+	hdr = rte_pktmbuf_mtod_offset(m, uint8_t *, l3_off);
+	rc = sgw_satlink_parse_hdr(hdr, rte_pktmbuf_data_len(m) - l3_off, &h);
+	if (rc != SGW_SL_OK) {
+		w->sl.bad_hdr[rc]++;
+		w->sl.ctr[SGW_SLD_RX_BAD_HEADER]++;
+		goto drop;
+	}
+	body = hdr + SGW_SATLINK_HDR_LEN;
+	if (ss->cc != NULL) {
+		if (!(h.flags & SGW_SL_F_ENCRYPTED)) {
+			sgw_slcrypto_refuse_clear(ss->cc);
+			w->sl.ctr[SGW_SLD_RX_CRYPTO]++;
+			goto drop;
+		}
+		rc = sgw_slcrypto_open(ss->cc, hdr, SGW_SATLINK_HDR_LEN, body, h.payload_len,
+				       body + SGW_SLC_NONCE_LEN);
+		if (rc < 0) {
+			w->sl.ctr[SGW_SLD_RX_CRYPTO]++;
+			goto drop;
+		}
+		h.payload_len = (uint16_t)rc;
+		body += SGW_SLC_NONCE_LEN;
+	} else if (h.flags & SGW_SL_F_ENCRYPTED) {
+		w->sl.ctr[SGW_SLD_RX_NO_KEY_HERE]++;
+		goto drop;
+	}
+	ss->c.frames_rx++;
+	if (h.type == SGW_SL_DATA) {
+		uint16_t skip = (uint16_t)(body - rte_pktmbuf_mtod(m, uint8_t *));
+
+		rte_pktmbuf_adj(m, skip);
+		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - h.payload_len));
+		rc = sgw_arq_rx_data(ss->arq, w->now_ns, &h, (uint64_t)(uintptr_t)m, &w->sl.out);
+		if (rc != SGW_ARQ_RX_OK) {
+			w->sl.ctr[SGW_SLD_RX_REFUSED]++;
+			rte_pktmbuf_free(m);
+		}
+	} else {
+		rc = sgw_arq_rx_ctrl(ss->arq, w->now_ns, &h, body, h.payload_len, &w->sl.out);
+		if (rc != SGW_ARQ_RX_OK)
+			w->sl.ctr[SGW_SLD_RX_REFUSED]++;
+		rte_pktmbuf_free(m);
+	}
+	service(w, s, ss, si);
+	return;
+drop:
+	rte_pktmbuf_free(m);
+}
+
+void
+sgw_sl_stage(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
+	     const uint16_t *idx, uint16_t n)
+{
+	struct sgw_sl *sl = w->dp->sl;
+	struct rte_mbuf *fm[SGW_BURST_MAX];
+	uint16_t l3[SGW_BURST_MAX];
+	int32_t si[SGW_BURST_MAX];
+	uint16_t j, k = 0;
+
+	/* Take what we need from the burst scratch first: delivery reuses it. */
+	for (j = 0; j < n; j++) {
+		uint16_t i = idx[j];
+
+		if (w->pidx[i] != sl->pidx) {
+			w->sl.ctr[SGW_SLD_RX_WRONG_PORT]++;
+			rte_pktmbuf_free(m[i]);
+			continue;
+		}
+		if (w->sl_sess[i] < 0 || sl->sess[w->sl_sess[i]].owner != w->idx) {
+			w->sl.ctr[SGW_SLD_RX_NO_SESSION]++;
+			rte_pktmbuf_free(m[i]);
+			continue;
+		}
+		fm[k] = m[i];
+		l3[k] = w->info[i].l3_off;
+		si[k++] = w->sl_sess[i];
+	}
+	for (j = 0; j < k; j++) {
+		rx_frame(w, s, &sl->sess[si[j]], (uint32_t)si[j], fm[j], l3[j]);
+		deliver_flush(w, s);
+	}
+}
+
+/* ------------------------------------------------------------- per loop */
+
+void
+sgw_sl_iter(struct sgw_worker *w, const struct sgw_snapshot *s)
+{
+	struct sgw_sl *sl = w->dp->sl;
+	uint32_t i;
+
+	if (!w->sl.started) {
+		/* First loop: every session of ours says HELLO and arms its timer. */
+		w->sl.started = true;
+		for (i = 0; i < sl->n_sess; i++)
+			if (sl->sess[i].owner == w->idx) {
+				sgw_arq_poll(sl->sess[i].arq, w->now_ns, &w->sl.out);
+				service(w, s, &sl->sess[i], i);
+			}
+	}
+	deliver_flush(w, s);
+	if (w->now_ns - w->sl.pub_ns >= SL_PUBLISH_NS) {
+		w->sl.pub_ns = w->now_ns;
+		for (i = 0; i < sl->n_sess; i++)
+			if (sl->sess[i].owner == w->idx)
+				publish(&sl->sess[i]);
+	}
+}
+
+/* ---------------------------------------------------------------- stop */
+
+void
+sgw_sl_drain(struct sgw_dp *dp)
+{
+	struct sgw_sl *sl = dp->sl;
+	uint32_t i, k;
+
+	if (sl == NULL)
+		return;
+	for (i = 0; i < dp->n_workers; i++) {
+		struct sgw_sl_worker *x = &dp->workers[i]->sl;
+
+		for (k = 0; k < x->ndeliv; k++)
+			rte_pktmbuf_free(x->deliv[k]);
+		x->ndeliv = 0;
+	}
+	for (i = 0; i < sl->n_sess; i++) {
+		struct sgw_sl_sess *ss = &sl->sess[i];
+		struct sgw_arq_out *out = &dp->workers[ss->owner]->sl.out;
+		int done;
+
+		publish(ss);
+		for (k = 0; k < ss->pq_n; k++)
+			rte_pktmbuf_free(ss->pq[(ss->pq_head + k) % ss->pq_cap]);
+		ss->pq_n = 0;
+		do {
+			out->n = 0;
+			done = sgw_arq_drain(ss->arq, out);
+			for (k = 0; k < out->n; k++)
+				if (out->act[k].type == SGW_ARQ_ACT_RELEASE ||
+				    out->act[k].type == SGW_ARQ_ACT_DELIVER)
+					rte_pktmbuf_free((struct rte_mbuf *)(uintptr_t)
+							 out->act[k].handle);
+		} while (!done);
+		out->n = 0;
+	}
+}
+
+/* ------------------------------------------------------------- reporting */
+
+static const char *const state_names[] = {
+	[SGW_ARQ_CONNECTING] = "connecting",
+	[SGW_ARQ_UP] = "up",
+	[SGW_ARQ_DOWN] = "down",
+	[SGW_ARQ_CLOSED] = "closed",
+};
+
+const char *
+sgw_sl_state_name(int st)
+{
+	return st >= 0 && st < (int)RTE_DIM(state_names) ? state_names[st] : "unknown";
+}
+
+void
+sgw_sl_session_fields(const struct sgw_sl_pub *p, sgw_sl_kv_fn fn, void *ctx)
+{
+	const struct sgw_arq_stats *a = &p->arq;
+	const struct sgw_slcrypto_stats *c = &p->crypto;
+	int r;
+
+#define F(name, v) fn(ctx, name, (uint64_t)(v))
+	F("peer_epoch", p->peer_epoch);
+	F("send_window", p->send_window);
+	F("pkts_sent_reliable", p->pkts_sent_reliable);
+	F("pkts_sent_datagram", p->pkts_sent_datagram);
+	F("pkts_delivered", p->pkts_delivered);
+	F("bytes_delivered", p->bytes_delivered);
+	F("frames_tx_data", p->frames_tx_data);
+	F("frames_tx_ctrl", p->frames_tx_ctrl);
+	F("frames_rx", p->frames_rx);
+	F("pacer_held", p->pacer_held);
+	F("tx_frames", a->tx_frames);
+	F("tx_retx", a->tx_retx);
+	F("tx_dgram_frames", a->tx_dgram_frames);
+	F("tx_bytes", a->tx_bytes);
+	F("loss_status", a->loss_status);
+	F("loss_timeout", a->loss_timeout);
+	F("pkts_queued", a->pkts_queued);
+	F("pkts_acked", a->pkts_acked);
+	F("dgrams_sent", a->dgrams_sent);
+	F("window_full", a->window_full);
+	F("send_refused", a->send_refused);
+	F("rx_frames", a->rx_frames);
+	F("rx_bytes", a->rx_bytes);
+	for (r = 1; r < SGW_ARQ_RX__COUNT; r++) {
+		char k[48];
+
+		snprintf(k, sizeof(k), "rx_refused_%s", sgw_arq_rx_reason_name(r));
+		F(k, a->rx_refused[r]);
+	}
+	F("arq_pkts_delivered", a->pkts_delivered);
+	F("dgrams_delivered", a->dgrams_delivered);
+	F("dgram_expired", a->dgram_expired);
+	F("reasm_errors", a->reasm_errors);
+	F("status_tx", a->status_tx);
+	F("keepalive_tx", a->keepalive_tx);
+	F("status_rx", a->status_rx);
+	F("hello_tx", a->hello_tx);
+	F("hello_ack_tx", a->hello_ack_tx);
+	F("hello_rx", a->hello_rx);
+	F("link_ups", a->link_ups);
+	F("link_downs", a->link_downs);
+	F("peer_restarts", a->peer_restarts);
+	F("rtt_samples", a->rtt_samples);
+	F("srtt_us", a->srtt_ns / 1000u);
+	F("rto_us", a->rto_ns / 1000u);
+	F("tx_outstanding", a->tx_outstanding);
+	F("rx_held", a->rx_held);
+	F("crypto_sealed", c->sealed);
+	F("crypto_opened", c->opened);
+	for (r = 1; r < SGW_SLC__NUM; r++) {
+		char k[48];
+
+		snprintf(k, sizeof(k), "crypto_drop_%s", sgw_slcrypto_reason_name(r));
+		F(k, c->rx_dropped[r]);
+	}
+#undef F
+}
+
+void
+sgw_sl_worker_fields(const struct sgw_dp *dp, sgw_sl_kv_fn fn, void *ctx)
+{
+	uint64_t v[SGW_SLD__COUNT] = {0}, bad[SGW_SL__REASON_COUNT] = {0};
+	uint32_t w;
+	int i;
+
+	for (w = 0; w < dp->n_workers; w++) {
+		const struct sgw_sl_worker *x;
+
+		if (dp->workers[w] == NULL)
+			continue;
+		x = &dp->workers[w]->sl;
+		for (i = 0; i < SGW_SLD__COUNT; i++)
+			v[i] += __atomic_load_n(&x->ctr[i], __ATOMIC_RELAXED);
+		for (i = 1; i < SGW_SL__REASON_COUNT; i++)
+			bad[i] += __atomic_load_n(&x->bad_hdr[i], __ATOMIC_RELAXED);
+	}
+	for (i = 0; i < SGW_SLD__COUNT; i++)
+		fn(ctx, ctr_names[i], v[i]);
+	for (i = 1; i < SGW_SL__REASON_COUNT; i++) {
+		char k[48];
+
+		snprintf(k, sizeof(k), "rx_bad_%s", sgw_satlink_reason_name(i));
+		fn(ctx, k, bad[i]);
+	}
+}
+
+struct json_ctx {
+	FILE *f;
+	int n;
+};
+
+static void
+json_kv(void *arg, const char *k, uint64_t v)
+{
+	struct json_ctx *j = arg;
+
+	fprintf(j->f, "%s\"%s\": %" PRIu64, j->n++ ? ", " : "", k, v);
+}
+
+void
+sgw_sl_write_json(const struct sgw_dp *dp, FILE *f)
+{
+	const struct sgw_sl *sl = dp->sl;
+	struct json_ctx j = {.f = f};
+	uint32_t i;
+
+	fprintf(f, "  \"satlink\": {\"epoch\": %u, \"protected\": %s, \"tx_window\": %u, "
+		"\"rx_window\": %u,\n    \"counters\": {", sl->epoch, sl->keyed ? "true" : "false",
+		sl->tx_window, sl->rx_window);
+	sgw_sl_worker_fields(dp, json_kv, &j);
+	fprintf(f, "},\n    \"sessions\": [");
+	for (i = 0; i < sl->n_sess; i++) {
+		struct sgw_sl_pub p;
+
+		sgw_sl_read(dp, i, &p);
+		j.n = 0;
+		fprintf(f, "%s\n      {\"name\": \"%s\", \"terminal_id\": %u, \"state\": \"%s\", ",
+			i ? "," : "", sl->sess[i].name, sl->sess[i].term_id,
+			sgw_sl_state_name(p.state));
+		sgw_sl_session_fields(&p, json_kv, &j);
+		fprintf(f, "}");
+	}
+	fprintf(f, "\n    ]\n  },\n");
+}
+
+void
+sgw_sl_print_summary(const struct sgw_dp *dp, FILE *f)
+{
+	const struct sgw_sl *sl = dp->sl;
+	uint32_t i;
+
+	for (i = 0; i < sl->n_sess; i++) {
+		struct sgw_sl_pub p;
+
+		sgw_sl_read(dp, i, &p);
+		fprintf(f, "  satlink %-10s %s: sent %" PRIu64 " pkts (%" PRIu64 " frames, %" PRIu64
+			" retransmitted), delivered %" PRIu64 " pkts, %" PRIu64 " link downs%s\n",
+			sl->sess[i].name, sgw_sl_state_name(p.state),
+			p.pkts_sent_reliable + p.pkts_sent_datagram,
+			p.arq.tx_frames + p.arq.tx_dgram_frames, p.arq.tx_retx, p.pkts_delivered,
+			p.arq.link_downs, sl->keyed ? ", AES-GCM" : "");
+	}
+}

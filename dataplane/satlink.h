@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The satlink stage: the reliable satellite link protocol (lib/sgw_arq.h) in
+ * the dataplane, between a hub's and a terminal's satellite ports. Owns the
+ * sessions (one per terminal at the hub, one at a terminal), each on the
+ * worker that owns its terminal; builds frames from mbufs (and seals them
+ * with lib/sgw_slcrypto.h when the policy names a key file), paces data
+ * frames at the link's rate, reassembles delivered packets and feeds them
+ * back into the pipeline, and keeps one timer-wheel timer per session.
+ * docs/satlink.md, "The dataplane stage".
+ */
+#ifndef SGW_DP_SATLINK_H
+#define SGW_DP_SATLINK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include "sgw_arq.h"
+#include "sgw_satlink.h"
+#include "sgw_slcrypto.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct sgw_dp;
+struct sgw_worker;
+struct sgw_snapshot;
+struct sgw_policy;
+struct sgw_pkt_info;
+struct rte_hash;
+
+/* Why the satlink stage dropped or bypassed something (per worker counters). */
+enum sgw_sld_ctr {
+	SGW_SLD_BYPASS_NO_TERMINAL = 0, /* IP leaving by the satlink port, no terminal: raw */
+	SGW_SLD_BYPASS_NON_IP,          /* non-IP leaving by the satlink port: raw */
+	SGW_SLD_BYPASS_RULE,            /* service bypass (rule or default): raw */
+	SGW_SLD_NOT_OWNER,              /* terminal's session on another worker (hairpin) */
+	SGW_SLD_SEND_WINDOW_FULL,       /* reliable: window and send queue full */
+	SGW_SLD_SEND_TOO_BIG,           /* more than frame_size x max_frags */
+	SGW_SLD_SEND_NOT_CONNECTED,     /* datagram while the session is not up */
+	SGW_SLD_SEND_OTHER,             /* resetting, no room, closed */
+	SGW_SLD_NO_MBUF,                /* no mbuf for a frame: the ARQ recovers it */
+	SGW_SLD_PACER_FULL,             /* pacer queue full: frame dropped, recovered */
+	SGW_SLD_RX_WRONG_PORT,          /* a satlink frame on another port */
+	SGW_SLD_RX_NO_SESSION,          /* terminal id with no session here */
+	SGW_SLD_RX_BAD_HEADER,          /* sgw_satlink_parse_hdr refused it (by reason below) */
+	SGW_SLD_RX_CHAINED,             /* a multi-segment frame that could not be linearised */
+	SGW_SLD_RX_CRYPTO,              /* refused by the crypto layer (reasons per session) */
+	SGW_SLD_RX_NO_KEY_HERE,         /* ENCRYPTED frame but this end has no key file */
+	SGW_SLD_RX_REFUSED,             /* refused by the ARQ (reasons per session) */
+	SGW_SLD_DELIVER_NOT_IP,         /* a delivered packet that is not IPv4/IPv6 */
+	SGW_SLD_DELIVER_OTHER_CHANNEL,  /* channel != 0: no upper layer for it yet */
+	SGW_SLD_DELIVER_CHAIN_FAIL,     /* could not assemble the fragments */
+	SGW_SLD_DELIVER_FULL,           /* the delivery queue was full */
+	SGW_SLD__COUNT
+};
+
+const char *sgw_sl_ctr_name(int c);
+
+/* What a session's owner publishes for readers (telemetry, exit stats). */
+struct sgw_sl_pub {
+	uint8_t state;                  /* enum sgw_arq_state */
+	uint32_t peer_epoch;
+	uint32_t send_window;
+	uint32_t pacer_held;
+	struct sgw_arq_stats arq;
+	struct sgw_slcrypto_stats crypto;
+	uint64_t frames_tx_data;        /* DATA frames put on the wire */
+	uint64_t frames_tx_ctrl;
+	uint64_t frames_rx;             /* satlink frames taken for this session */
+	uint64_t pkts_sent_reliable;    /* IP packets taken by the reliable service */
+	uint64_t pkts_sent_datagram;
+	uint64_t pkts_delivered;        /* IP packets reassembled and handed on */
+	uint64_t bytes_delivered;
+};
+
+struct sgw_sl_sess {
+	/* owner worker only */
+	struct sgw_arq *arq;
+	struct sgw_slcrypto_ctx *cc;    /* NULL: frames not protected */
+	uint32_t owner;
+	uint32_t term_id;
+	char name[32];
+	uint32_t timer;                 /* sgw_tw_handle_t, SGW_TW_INVALID: none */
+	uint64_t timer_at;
+	uint64_t ns_per_kbit;           /* pacing: ns per 1000 bits at the rate (x1000) */
+	uint64_t pace_next_ns;          /* when the next paced frame may leave */
+	uint32_t pq_head, pq_n, pq_cap;
+	struct rte_mbuf **pq;
+	uint8_t last_state;
+	struct sgw_sl_pub c;            /* the counters the stage keeps (arq/crypto: copies) */
+	/* publication (seqlock: odd while the owner writes) */
+	uint32_t pub_seq;
+	struct sgw_sl_pub pub;
+} __rte_cache_aligned;
+
+/* dp->sl when the policy has a satlink section. */
+struct sgw_sl {
+	int16_t pidx;                   /* the satlink port */
+	uint16_t port_id;
+	uint32_t epoch;                 /* this end's epoch (unix seconds, see satlink.c) */
+	uint32_t n_sess;
+	struct sgw_sl_sess *sess;
+	struct rte_hash *by_id;         /* terminal id -> session index (read only) */
+	struct sgw_slcrypto_engine *eng[64];  /* per worker, with keys only */
+	uint32_t act_cap;               /* action array per worker */
+	struct rte_ether_addr peer_mac;
+	uint32_t tx_window, rx_window;  /* as computed from the rates */
+	bool keyed;
+};
+
+/* Per-worker scratch and counters (w->sl). */
+struct sgw_sl_worker {
+	struct sgw_arq_out out;
+	struct rte_mbuf **deliv;
+	uint32_t ndeliv, deliv_cap;
+	bool flushing;
+	bool started;
+	uint64_t pub_ns;
+	uint64_t bad_hdr[SGW_SL__REASON_COUNT];
+	uint64_t ctr[SGW_SLD__COUNT];
+};
+
+int sgw_sl_init(struct sgw_dp *dp, const struct sgw_policy *pol);
+/* Stop: final counters published, every held mbuf freed. Workers must have stopped. */
+void sgw_sl_drain(struct sgw_dp *dp);
+void sgw_sl_fini(struct sgw_dp *dp);
+
+/* Session index of a received satlink frame (terminal id at l3_off + 4), or -1. */
+int32_t sgw_sl_sess_of_frame(const struct sgw_dp *dp, const struct rte_mbuf *m,
+			     uint16_t l3_off);
+/* A packet leaving by the satlink port (emit): carried, bypassed or dropped. */
+void sgw_sl_emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
+		 const struct sgw_pkt_info *pi, int32_t term, int32_t rule);
+/* The satlink class of a burst (frames from the far end). */
+void sgw_sl_stage(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
+		  const uint16_t *idx, uint16_t n);
+/* A session's timer fired. */
+void sgw_sl_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t sess);
+/* Once per loop: first-run setup, delivered packets, counter publication. */
+void sgw_sl_iter(struct sgw_worker *w, const struct sgw_snapshot *s);
+/* A consistent copy of a session's published counters (any thread). */
+void sgw_sl_read(const struct sgw_dp *dp, uint32_t sess, struct sgw_sl_pub *out);
+
+/* Reporting: every counter as (name, value), for the exit JSON and telemetry. */
+typedef void (*sgw_sl_kv_fn)(void *ctx, const char *key, uint64_t v);
+const char *sgw_sl_state_name(int st);
+void sgw_sl_session_fields(const struct sgw_sl_pub *p, sgw_sl_kv_fn fn, void *ctx);
+void sgw_sl_worker_fields(const struct sgw_dp *dp, sgw_sl_kv_fn fn, void *ctx);
+void sgw_sl_write_json(const struct sgw_dp *dp, FILE *f);
+void sgw_sl_print_summary(const struct sgw_dp *dp, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SGW_DP_SATLINK_H */

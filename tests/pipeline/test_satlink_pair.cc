@@ -1,0 +1,561 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The satlink stage end to end in one process and in virtual time: a hub and
+ * a terminal dataplane (net_ring ports), the test playing the satellite link
+ * between their satellite ports (delay, random loss, corruption, outages).
+ * Packets enter the hub's terrestrial port and must leave the terminal's LAN
+ * port (and back), exactly once, in order, byte-exact above Ethernet.
+ */
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "pkt_build.h"
+#include "policy_yaml.h"
+#include "sgw_dp.h"
+
+using sgwtest::Frame;
+using Bytes = std::vector<uint8_t>;
+
+namespace {
+
+class EalEnv : public ::testing::Environment {
+public:
+	void SetUp() override
+	{
+		std::string prefix = "sgw_slpair_" + std::to_string(getpid());
+		const char *argv[] = {"test_satlink_pair", "--no-huge", "-m", "1024", "--no-pci",
+				      "--file-prefix", prefix.c_str(), "-l", "0-1",
+				      "--log-level", "warning"};
+		int argc = sizeof(argv) / sizeof(argv[0]);
+		ASSERT_GE(rte_eal_init(argc, const_cast<char **>(argv)), 0)
+			<< "EAL init failed: " << rte_strerror(rte_errno);
+	}
+	void TearDown() override { rte_eal_cleanup(); }
+};
+
+const ::testing::Environment *const eal_env =
+	::testing::AddGlobalTestEnvironment(new EalEnv);
+
+int g_seq;
+
+struct RingPort {
+	std::string name;
+	struct rte_ring *rx = nullptr, *tx = nullptr;
+
+	void make(const std::string &base)
+	{
+		rx = rte_ring_create((base + "_rx").c_str(), 16384, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		tx = rte_ring_create((base + "_tx").c_str(), 16384, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		ASSERT_NE(rx, nullptr);
+		ASSERT_NE(tx, nullptr);
+		int id = rte_eth_from_rings(base.c_str(), &rx, 1, &tx, 1, 0);
+		ASSERT_GE(id, 0);
+		char dev[RTE_ETH_NAME_MAX_LEN];
+		ASSERT_EQ(rte_eth_dev_get_name_by_port(uint16_t(id), dev), 0);
+		name = dev;
+	}
+	std::vector<struct rte_mbuf *> take()
+	{
+		std::vector<struct rte_mbuf *> v;
+		void *o;
+		while (rte_ring_dequeue(tx, &o) == 0)
+			v.push_back(static_cast<struct rte_mbuf *>(o));
+		return v;
+	}
+	void free_all()
+	{
+		for (auto *m : take())
+			rte_pktmbuf_free(m);
+		void *o;
+		while (rte_ring_dequeue(rx, &o) == 0)
+			rte_pktmbuf_free(static_cast<struct rte_mbuf *>(o));
+		rte_ring_free(rx);
+		rte_ring_free(tx);
+	}
+};
+
+Bytes
+bytes_of(const struct rte_mbuf *m)
+{
+	Bytes b(rte_pktmbuf_pkt_len(m));
+	const void *d = rte_pktmbuf_read(m, 0, uint32_t(b.size()), b.data());
+	if (d != b.data())
+		memcpy(b.data(), d, b.size());
+	return b;
+}
+
+const char *const HUB_SAT_MAC = "02:00:00:00:03:01";
+const char *const TERM_SAT_MAC = "02:00:00:00:04:01";
+
+/* One frame on the emulated link. */
+struct InFlight {
+	uint64_t at;
+	struct rte_mbuf *m;
+};
+
+class SatlinkPair : public ::testing::Test {
+protected:
+	RingPort terr, hsat, tsat, lan;
+	std::unique_ptr<sgw_dp> hub{new sgw_dp()}, term{new sgw_dp()};
+	bool hub_up = false, term_up = false;
+	uint64_t now = 0;
+	uint64_t delay_ns = 50000000;   /* one way */
+	std::deque<InFlight> fwd, ret;  /* hub -> terminal, terminal -> hub */
+	/* Decide each frame's fate: return false to lose it (may also corrupt it). */
+	std::function<bool(bool forward, struct rte_mbuf *m)> channel =
+		[](bool, struct rte_mbuf *) { return true; };
+	std::string keydir;
+
+	void SetUp() override
+	{
+		int n = ++g_seq;
+		terr.make("slt" + std::to_string(n));
+		hsat.make("slh" + std::to_string(n));
+		tsat.make("sls" + std::to_string(n));
+		lan.make("sll" + std::to_string(n));
+		memset(hub.get(), 0, sizeof(*hub));
+		memset(term.get(), 0, sizeof(*term));
+	}
+
+	void TearDown() override
+	{
+		for (auto &f : fwd)
+			rte_pktmbuf_free(f.m);
+		for (auto &f : ret)
+			rte_pktmbuf_free(f.m);
+		fwd.clear();
+		ret.clear();
+		if (hub_up)
+			sgw_dp_drain(hub.get());
+		if (term_up)
+			sgw_dp_drain(term.get());
+		terr.free_all();
+		hsat.free_all();
+		tsat.free_all();
+		lan.free_all();
+		/* Frames cross pools (a hub mbuf is freed by the terminal): count both after. */
+		if (hub_up) {
+			EXPECT_EQ(sgw_dp_fini(hub.get()), 0u) << "hub mbufs not returned";
+		}
+		if (term_up) {
+			EXPECT_EQ(sgw_dp_fini(term.get()), 0u) << "terminal mbufs not returned";
+		}
+		if (!keydir.empty()) {
+			EXPECT_EQ(system(("rm -rf " + keydir).c_str()), 0);
+		}
+	}
+
+	std::string satlink(const std::string &extra) const
+	{
+		return "satlink: {port: sat, forward_rate_bps: 20000000, return_rate_bps: 2000000, "
+		       "rtt_ms: 110" + extra + "}\n";
+	}
+
+	std::string hub_yaml(const std::string &sl_extra = "", const std::string &rules_extra = "")
+	{
+		return "version: 1\nrole: hub\nports:\n"
+		       "  - {name: terr, device: " + terr.name + ", role: terrestrial, peer: sat}\n"
+		       "  - {name: sat, device: " + hsat.name + ", role: satellite, peer: terr}\n"
+		       "next_hops:\n"
+		       "  - {name: to-term, port: sat, mac: \"" + std::string(TERM_SAT_MAC) + "\"}\n"
+		       "  - {name: to-fh, port: terr, mac: \"02:00:00:00:01:01\"}\n"
+		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24]}\n"
+		       "rules:\n" + rules_extra +
+		       "  - {name: to-site, match: {dst: [10.20.1.0/24]}, action: forward, "
+		       "next_hop: to-term}\n"
+		       "  - {name: to-core, match: {dst: [198.51.100.0/24]}, action: forward, "
+		       "next_hop: to-fh}\n"
+		       "workers: {idle_backoff_us: 0}\n" +
+		       satlink(", peer_mac: \"" + std::string(TERM_SAT_MAC) + "\"" + sl_extra);
+	}
+
+	std::string term_yaml(const std::string &sl_extra = "")
+	{
+		return "version: 1\nrole: terminal\nports:\n"
+		       "  - {name: sat, device: " + tsat.name + ", role: satellite, peer: lan}\n"
+		       "  - {name: lan, device: " + lan.name + ", role: lan, peer: sat}\n"
+		       "next_hops:\n"
+		       "  - {name: to-hub, port: sat, mac: \"" + std::string(HUB_SAT_MAC) + "\"}\n"
+		       "  - {name: to-mh, port: lan, mac: \"02:00:00:00:02:01\"}\n"
+		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24]}\n"
+		       "rules:\n"
+		       "  - {name: to-lan, match: {dst: [10.20.1.0/24]}, action: forward, "
+		       "next_hop: to-mh}\n"
+		       "  - {name: to-core, match: {dst: [198.51.100.0/24]}, action: forward, "
+		       "next_hop: to-hub}\n"
+		       "workers: {idle_backoff_us: 0}\n" +
+		       satlink(", terminal: 1001, peer_mac: \"" + std::string(HUB_SAT_MAC) + "\"" +
+			       sl_extra);
+	}
+
+	void start_one(sgw_dp *dp, const std::string &yaml, const std::string &inst, bool &up)
+	{
+		struct sgw_policy pol;
+		struct sgw_cfg_errors errs;
+		char err[256] = "";
+		unsigned int lcores[1] = {0};
+
+		ASSERT_EQ(sgw_policy_load_buffer("test.yaml", yaml.data(), yaml.size(), &pol, &errs),
+			  0) << (errs.n ? errs.e[0].msg : "?") << " at " << (errs.n ? errs.e[0].line : 0)
+			     << "\n" << yaml;
+		int rc = sgw_dp_init(dp, &pol, 1, lcores, false, inst.c_str());
+		up = true;
+		ASSERT_EQ(rc, 0);
+		ASSERT_EQ(sgw_dp_publish(dp, &pol, err, sizeof(err)), 0) << err;
+		sgw_policy_free(&pol);
+	}
+
+	void start(const std::string &hy, const std::string &ty)
+	{
+		start_one(hub.get(), hy, "h" + std::to_string(g_seq), hub_up);
+		start_one(term.get(), ty, "t" + std::to_string(g_seq), term_up);
+	}
+
+	static uint64_t tsc_at(sgw_dp *dp, uint64_t ns)
+	{
+		sgw_worker *w = dp->workers[0];
+		return w->ns_base_tsc + uint64_t(double(ns) / w->ns_per_tsc) + 1;
+	}
+
+	/* Advance virtual time by step_ns at a time up to `until`, moving frames over the link. */
+	void run_until(uint64_t until, uint64_t step_ns = 200000)
+	{
+		for (; now <= until; now += step_ns) {
+			move(hsat, fwd, tsat, true);
+			move(tsat, ret, hsat, false);
+			sgw_worker_iter(hub->workers[0], tsc_at(hub.get(), now));
+			sgw_worker_flush(hub->workers[0]);
+			sgw_worker_iter(term->workers[0], tsc_at(term.get(), now));
+			sgw_worker_flush(term->workers[0]);
+		}
+	}
+
+	void move(RingPort &from, std::deque<InFlight> &q, RingPort &to, bool forward)
+	{
+		for (auto *m : from.take()) {
+			if (channel(forward, m))
+				q.push_back({now + delay_ns, m});
+			else
+				rte_pktmbuf_free(m);
+		}
+		while (!q.empty() && q.front().at <= now) {
+			ASSERT_EQ(rte_ring_enqueue(to.rx, q.front().m), 0);
+			q.pop_front();
+		}
+	}
+
+	void inject(sgw_dp *dp, RingPort &p, const Bytes &frame)
+	{
+		struct rte_mbuf *m = rte_pktmbuf_alloc(dp->pool);
+		ASSERT_NE(m, nullptr);
+		memcpy(rte_pktmbuf_append(m, uint16_t(frame.size())), frame.data(), frame.size());
+		ASSERT_EQ(rte_ring_enqueue(p.rx, m), 0);
+	}
+
+	std::vector<Bytes> recv(RingPort &p)
+	{
+		std::vector<Bytes> out;
+		for (auto *m : p.take()) {
+			out.push_back(bytes_of(m));
+			rte_pktmbuf_free(m);
+		}
+		return out;
+	}
+
+	sgw_sl_pub session(sgw_dp *dp)
+	{
+		sgw_sl_pub p;
+		sgw_sl_read(dp, 0, &p);
+		return p;
+	}
+
+	uint64_t stage_ctr(sgw_dp *dp, int c)
+	{
+		return dp->workers[0]->sl.ctr[c];
+	}
+
+	/* A UDP packet from the core to the site, numbered in its payload. */
+	Bytes downlink(uint32_t i, size_t payload = 1400 - 28, uint16_t dport = 9000)
+	{
+		Frame f;
+		f.proto = 17;
+		f.src = "198.51.100.10";
+		f.dst = "10.20.1.5";
+		f.sport = 7000;
+		f.dport = dport;
+		f.payload = payload;
+		f.payload_byte = uint8_t(i);
+		Bytes b = sgwtest::build(f);
+		/* Number the packet in the IP ID so every packet is distinct. */
+		b[14 + 4] = uint8_t(i >> 8);
+		b[14 + 5] = uint8_t(i);
+		return b;
+	}
+
+	/* Everything above Ethernet must arrive unchanged; the MACs are the next hop's. */
+	static void expect_same_ip(const Bytes &got, const Bytes &sent)
+	{
+		ASSERT_EQ(got.size(), sent.size());
+		EXPECT_TRUE(std::equal(got.begin() + 12, got.end(), sent.begin() + 12));
+		EXPECT_EQ(got[0], 0x02);
+		EXPECT_EQ(got[5], 0x01); /* 02:00:00:00:02:01, mh */
+	}
+
+	std::string write_keys(const std::string &hub_hex, const std::string &term_hex)
+	{
+		char tmpl[] = "/tmp/sgw_slkeys_XXXXXX";
+		char *d = mkdtemp(tmpl);
+		EXPECT_NE(d, nullptr);
+		keydir = d;
+		auto put = [&](const std::string &name, const std::string &hex) {
+			std::string path = keydir + "/" + name;
+			FILE *f = fopen(path.c_str(), "w");
+			fprintf(f, "# test key\n1001 %s\n", hex.c_str());
+			fclose(f);
+			chmod(path.c_str(), 0600);
+			return path;
+		};
+		put("hub.keys", hub_hex);
+		put("term.keys", term_hex);
+		return keydir;
+	}
+};
+
+const char *const KEY_A = "000102030405060708090a0b0c0d0e0f";
+const char *const KEY_B = "f0e0d0c0b0a090807060504030201000";
+
+TEST_F(SatlinkPair, LossyLinkDeliversEveryPacketOnceInOrder)
+{
+	start(hub_yaml(), term_yaml());
+	std::mt19937_64 rng(11);
+	std::bernoulli_distribution lose(0.10);
+	channel = [&](bool, struct rte_mbuf *) { return !lose(rng); };
+
+	run_until(300000000); /* HELLO exchange */
+	EXPECT_EQ(session(hub.get()).state, SGW_ARQ_UP);
+	EXPECT_EQ(session(term.get()).state, SGW_ARQ_UP);
+
+	std::vector<Bytes> sent;
+	for (uint32_t i = 0; i < 300; i++) {
+		sent.push_back(downlink(i));
+		inject(hub.get(), terr, sent.back());
+		if (i % 20 == 19)
+			run_until(now + 10000000);
+	}
+	run_until(now + 3000000000ull);
+	std::vector<Bytes> got = recv(lan);
+	ASSERT_EQ(got.size(), sent.size());
+	for (size_t i = 0; i < got.size(); i++)
+		expect_same_ip(got[i], sent[i]);
+
+	sgw_sl_pub h = session(hub.get()), t = session(term.get());
+	EXPECT_EQ(h.pkts_sent_reliable, 300u);
+	EXPECT_GT(h.arq.tx_retx, 0u) << "10% loss: something must have been retransmitted";
+	EXPECT_GT(h.arq.loss_status, 0u);
+	EXPECT_EQ(t.pkts_delivered, 300u);
+	EXPECT_EQ(h.arq.pkts_acked, 300u);
+	EXPECT_EQ(h.crypto.sealed, 0u);
+	/* Nothing bypassed the link layer, nothing went back to the core. */
+	EXPECT_EQ(stage_ctr(hub.get(), SGW_SLD_BYPASS_NO_TERMINAL), 0u);
+	EXPECT_TRUE(recv(terr).empty());
+}
+
+TEST_F(SatlinkPair, FragmentsAndReassemblesBothWays)
+{
+	start(hub_yaml(", frame_size: 500"), term_yaml(", frame_size: 500"));
+	run_until(300000000);
+	Bytes down = downlink(1, 1400 - 28), up;
+	{
+		Frame f;
+		f.proto = 6;
+		f.src = "10.20.1.5";
+		f.dst = "198.51.100.10";
+		f.payload = 1200;
+		f.src_mac[5] = 0x77;
+		up = sgwtest::build(f);
+	}
+	inject(hub.get(), terr, down);
+	inject(term.get(), lan, up);
+	run_until(now + 1000000000ull);
+	auto got = recv(lan);
+	ASSERT_EQ(got.size(), 1u);
+	expect_same_ip(got[0], down);
+	auto back = recv(terr);
+	ASSERT_EQ(back.size(), 1u);
+	ASSERT_EQ(back[0].size(), up.size());
+	EXPECT_TRUE(std::equal(back[0].begin() + 12, back[0].end(), up.begin() + 12));
+	/* 1400 bytes in frames of 500: 3; 1254 bytes: 3. */
+	EXPECT_EQ(session(hub.get()).arq.tx_frames, 3u);
+	EXPECT_EQ(session(term.get()).arq.tx_frames, 3u);
+}
+
+TEST_F(SatlinkPair, OutageLongerThanLinkDownRecoversEverything)
+{
+	start(hub_yaml(", keepalive_ms: 100, link_down_ms: 500"),
+	      term_yaml(", keepalive_ms: 100, link_down_ms: 500"));
+	bool out = false;
+	channel = [&](bool, struct rte_mbuf *) { return !out; };
+	run_until(300000000);
+	std::vector<Bytes> sent;
+	for (uint32_t i = 0; i < 40; i++) {
+		sent.push_back(downlink(i));
+		inject(hub.get(), terr, sent.back());
+	}
+	run_until(now + 20000000);
+	out = true;
+	for (uint32_t i = 40; i < 80; i++) {
+		sent.push_back(downlink(i));
+		inject(hub.get(), terr, sent.back());
+	}
+	run_until(now + 1500000000ull);
+	EXPECT_GE(session(hub.get()).arq.link_downs, 1u);
+	EXPECT_EQ(session(hub.get()).state, SGW_ARQ_DOWN);
+	out = false;
+	run_until(now + 3000000000ull);
+	auto got = recv(lan);
+	ASSERT_EQ(got.size(), sent.size());
+	for (size_t i = 0; i < got.size(); i++)
+		expect_same_ip(got[i], sent[i]);
+	EXPECT_EQ(session(hub.get()).state, SGW_ARQ_UP);
+	EXPECT_GE(session(hub.get()).arq.link_ups, 2u);
+}
+
+TEST_F(SatlinkPair, DatagramServiceIsNeverRetransmitted)
+{
+	start(hub_yaml("", "  - {name: voice, match: {proto: [udp], dst_ports: [5004]}, "
+			   "action: forward, next_hop: to-term, satlink: datagram}\n"),
+	      term_yaml());
+	std::mt19937_64 rng(5);
+	std::bernoulli_distribution lose(0.2);
+	channel = [&](bool fw, struct rte_mbuf *) { return !fw || !lose(rng); };
+	run_until(300000000);
+	for (uint32_t i = 0; i < 200; i++) {
+		inject(hub.get(), terr, downlink(i, 160, 5004));
+		run_until(now + 1000000);
+	}
+	run_until(now + 2000000000ull);
+	auto got = recv(lan);
+	sgw_sl_pub h = session(hub.get());
+	EXPECT_EQ(h.pkts_sent_datagram, 200u);
+	EXPECT_EQ(h.pkts_sent_reliable, 0u);
+	EXPECT_EQ(h.arq.tx_retx, 0u);
+	EXPECT_LT(got.size(), 190u) << "20% loss and no retransmission";
+	EXPECT_GT(got.size(), 120u);
+	/* Delivered in order: IP ids increase. */
+	for (size_t i = 1; i < got.size(); i++)
+		EXPECT_LT(got[i - 1][19] | got[i - 1][18] << 8, got[i][19] | got[i][18] << 8);
+}
+
+TEST_F(SatlinkPair, SealedFramesAndForgeriesDropped)
+{
+	std::string d = write_keys(KEY_A, KEY_A);
+	start(hub_yaml(", keys: " + d + "/hub.keys"), term_yaml(", keys: " + d + "/term.keys"));
+	uint64_t forged = 0;
+	std::mt19937_64 rng(3);
+	std::bernoulli_distribution pick(0.05);
+	/* Flip one payload bit in 5% of forward frames: the tag must catch every one. */
+	channel = [&](bool fw, struct rte_mbuf *m) {
+		if (fw && rte_pktmbuf_pkt_len(m) > 100 && pick(rng)) {
+			rte_pktmbuf_mtod(m, uint8_t *)[60] ^= 0x10;
+			forged++;
+		}
+		return true;
+	};
+	run_until(300000000);
+	std::vector<Bytes> sent;
+	for (uint32_t i = 0; i < 100; i++) {
+		sent.push_back(downlink(i));
+		inject(hub.get(), terr, sent.back());
+		run_until(now + 1000000);
+	}
+	run_until(now + 3000000000ull);
+	auto got = recv(lan);
+	ASSERT_EQ(got.size(), sent.size());
+	for (size_t i = 0; i < got.size(); i++)
+		expect_same_ip(got[i], sent[i]);
+	sgw_sl_pub h = session(hub.get()), t = session(term.get());
+	EXPECT_GT(forged, 0u);
+	EXPECT_GE(h.crypto.sealed, 100u);
+	EXPECT_EQ(t.crypto.rx_dropped[SGW_SLC_BAD_TAG], forged);
+	EXPECT_EQ(stage_ctr(term.get(), SGW_SLD_RX_CRYPTO), forged);
+	EXPECT_GT(h.arq.tx_retx, 0u) << "forged frames are losses, repaired by the ARQ";
+}
+
+TEST_F(SatlinkPair, WrongKeyDeliversNothing)
+{
+	std::string d = write_keys(KEY_A, KEY_B);
+	start(hub_yaml(", keys: " + d + "/hub.keys"), term_yaml(", keys: " + d + "/term.keys"));
+	run_until(300000000);
+	for (uint32_t i = 0; i < 20; i++)
+		inject(hub.get(), terr, downlink(i));
+	run_until(now + 2000000000ull);
+	EXPECT_TRUE(recv(lan).empty());
+	sgw_sl_pub h = session(hub.get()), t = session(term.get());
+	EXPECT_NE(h.state, SGW_ARQ_UP);
+	EXPECT_NE(t.state, SGW_ARQ_UP);
+	EXPECT_EQ(t.pkts_delivered, 0u);
+	EXPECT_GT(t.crypto.rx_dropped[SGW_SLC_BAD_TAG], 0u);
+	EXPECT_GT(h.crypto.rx_dropped[SGW_SLC_BAD_TAG], 0u);
+}
+
+TEST_F(SatlinkPair, ClearFrameRefusedWhereProtectionIsOn)
+{
+	std::string d = write_keys(KEY_A, KEY_A);
+	start(hub_yaml(), term_yaml(", keys: " + d + "/term.keys"));
+	run_until(300000000);
+	for (uint32_t i = 0; i < 5; i++)
+		inject(hub.get(), terr, downlink(i));
+	run_until(now + 1000000000ull);
+	EXPECT_TRUE(recv(lan).empty());
+	EXPECT_GT(stage_ctr(term.get(), SGW_SLD_RX_CRYPTO), 0u);
+	EXPECT_GT(stage_ctr(hub.get(), SGW_SLD_RX_NO_KEY_HERE), 0u);
+}
+
+TEST_F(SatlinkPair, PacesDataFramesAtTheLinkRate)
+{
+	start(hub_yaml(), term_yaml());
+	run_until(300000000);
+	std::vector<uint64_t> at;
+	/* 200 packets at once: 20 Mbit/s lets one 1450-byte frame leave every ~586 us. */
+	for (uint32_t i = 0; i < 200; i++)
+		inject(hub.get(), terr, downlink(i));
+	uint64_t t0 = now, first = 0, last = 0, n = 0;
+	for (; now <= t0 + 400000000ull; now += 100000) {
+		sgw_worker_iter(hub->workers[0], tsc_at(hub.get(), now));
+		sgw_worker_flush(hub->workers[0]);
+		for (auto *m : hsat.take()) {
+			/* First transmissions only (no answer comes: the RTO resends some). */
+			const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+			if (rte_pktmbuf_pkt_len(m) > 1000 && !(d[14 + 1] & SGW_SL_F_RETX)) {
+				if (n++ == 0)
+					first = now;
+				last = now;
+			}
+			rte_pktmbuf_free(m);
+		}
+	}
+	ASSERT_EQ(n, 200u);
+	double per = double(last - first) / double(n - 1);
+	double want = (1400.0 + 14 + 22) * 8 / 20e6 * 1e9;
+	EXPECT_NEAR(per, want, want * 0.02);
+}
+
+} // namespace
