@@ -123,6 +123,9 @@ protected:
 	std::function<bool(bool forward, struct rte_mbuf *m)> channel =
 		[](bool, struct rte_mbuf *) { return true; };
 	std::string keydir;
+	uint32_t site_id = 1001;   /* the terminal the terminal dataplane is */
+	uint32_t hub_workers = 1;
+	std::string extra_terminals; /* more terminals at the hub */
 
 	void SetUp() override
 	{
@@ -177,7 +180,8 @@ protected:
 		       "next_hops:\n"
 		       "  - {name: to-term, port: sat, mac: \"" + std::string(TERM_SAT_MAC) + "\"}\n"
 		       "  - {name: to-fh, port: terr, mac: \"02:00:00:00:01:01\"}\n"
-		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24]}\n"
+		       "terminals:\n  - {name: site-a, id: " + std::to_string(site_id) +
+		       ", prefixes: [10.20.1.0/24]}\n" + extra_terminals +
 		       "rules:\n" + rules_extra +
 		       "  - {name: to-site, match: {dst: [10.20.1.0/24]}, action: forward, "
 		       "next_hop: to-term}\n"
@@ -195,28 +199,30 @@ protected:
 		       "next_hops:\n"
 		       "  - {name: to-hub, port: sat, mac: \"" + std::string(HUB_SAT_MAC) + "\"}\n"
 		       "  - {name: to-mh, port: lan, mac: \"02:00:00:00:02:01\"}\n"
-		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24]}\n"
+		       "terminals:\n  - {name: site-a, id: " + std::to_string(site_id) +
+		       ", prefixes: [10.20.1.0/24]}\n"
 		       "rules:\n"
 		       "  - {name: to-lan, match: {dst: [10.20.1.0/24]}, action: forward, "
 		       "next_hop: to-mh}\n"
 		       "  - {name: to-core, match: {dst: [198.51.100.0/24]}, action: forward, "
 		       "next_hop: to-hub}\n"
 		       "workers: {idle_backoff_us: 0}\n" +
-		       satlink(", terminal: 1001, peer_mac: \"" + std::string(HUB_SAT_MAC) + "\"" +
+		       satlink(", terminal: " + std::to_string(site_id) + ", peer_mac: \"" + std::string(HUB_SAT_MAC) + "\"" +
 			       sl_extra);
 	}
 
-	void start_one(sgw_dp *dp, const std::string &yaml, const std::string &inst, bool &up)
+	void start_one(sgw_dp *dp, const std::string &yaml, const std::string &inst, bool &up,
+		       uint32_t workers = 1)
 	{
 		struct sgw_policy pol;
 		struct sgw_cfg_errors errs;
 		char err[256] = "";
-		unsigned int lcores[1] = {0};
+		unsigned int lcores[2] = {0, 1};
 
 		ASSERT_EQ(sgw_policy_load_buffer("test.yaml", yaml.data(), yaml.size(), &pol, &errs),
 			  0) << (errs.n ? errs.e[0].msg : "?") << " at " << (errs.n ? errs.e[0].line : 0)
 			     << "\n" << yaml;
-		int rc = sgw_dp_init(dp, &pol, 1, lcores, false, inst.c_str());
+		int rc = sgw_dp_init(dp, &pol, workers, lcores, false, inst.c_str());
 		up = true;
 		ASSERT_EQ(rc, 0);
 		ASSERT_EQ(sgw_dp_publish(dp, &pol, err, sizeof(err)), 0) << err;
@@ -225,13 +231,14 @@ protected:
 
 	void start(const std::string &hy, const std::string &ty)
 	{
-		start_one(hub.get(), hy, "h" + std::to_string(g_seq), hub_up);
+		start_one(hub.get(), hy, "h" + std::to_string(g_seq), hub_up, hub_workers);
 		start_one(term.get(), ty, "t" + std::to_string(g_seq), term_up);
 	}
 
-	static uint64_t tsc_at(sgw_dp *dp, uint64_t ns)
+	/* A worker's TSC for a virtual time (ns since that worker's time zero). */
+	static uint64_t tsc_at(sgw_dp *dp, uint64_t ns, uint32_t wi = 0)
 	{
-		sgw_worker *w = dp->workers[0];
+		sgw_worker *w = dp->workers[wi];
 		return w->ns_base_tsc + uint64_t(double(ns) / w->ns_per_tsc) + 1;
 	}
 
@@ -241,8 +248,12 @@ protected:
 		for (; now <= until; now += step_ns) {
 			move(hsat, fwd, tsat, true);
 			move(tsat, ret, hsat, false);
-			sgw_worker_iter(hub->workers[0], tsc_at(hub.get(), now));
-			sgw_worker_flush(hub->workers[0]);
+			for (uint32_t w = 0; w < hub_workers; w++) {
+				sgw_worker_iter(hub->workers[w], tsc_at(hub.get(), now, w));
+				sgw_worker_flush(hub->workers[w]);
+			}
+			for (uint32_t w = 0; w < hub_workers; w++)
+				sgw_worker_drain_txrings(hub->workers[w]);
 			sgw_worker_iter(term->workers[0], tsc_at(term.get(), now));
 			sgw_worker_flush(term->workers[0]);
 		}
@@ -289,7 +300,10 @@ protected:
 
 	uint64_t stage_ctr(sgw_dp *dp, int c)
 	{
-		return dp->workers[0]->sl.ctr[c];
+		uint64_t v = 0;
+		for (uint32_t w = 0; w < dp->n_workers; w++)
+			v += dp->workers[w]->sl.ctr[c];
+		return v;
 	}
 
 	/* A UDP packet from the core to the site, numbered in its payload. */
@@ -328,7 +342,7 @@ protected:
 		auto put = [&](const std::string &name, const std::string &hex) {
 			std::string path = keydir + "/" + name;
 			FILE *f = fopen(path.c_str(), "w");
-			fprintf(f, "# test key\n1001 %s\n", hex.c_str());
+			fprintf(f, "# test key\n%u %s\n", site_id, hex.c_str());
 			fclose(f);
 			chmod(path.c_str(), 0600);
 			return path;
@@ -376,6 +390,93 @@ TEST_F(SatlinkPair, LossyLinkDeliversEveryPacketOnceInOrder)
 	/* Nothing bypassed the link layer, nothing went back to the core. */
 	EXPECT_EQ(stage_ctr(hub.get(), SGW_SLD_BYPASS_NO_TERMINAL), 0u);
 	EXPECT_TRUE(recv(terr).empty());
+}
+
+TEST_F(SatlinkPair, SessionsLiveOnTheirTerminalsWorkers)
+{
+	/* Two hub workers, one RX queue: worker 0 reads every frame and hands the
+	 * site's packets and frames to the site's worker, which owns its session. */
+	hub_workers = 2;
+	while (sgw_terminal_shard(site_id, 2) != 1)
+		site_id++;
+	uint32_t other = site_id + 1;
+	while (sgw_terminal_shard(other, 2) != 0)
+		other++;
+	extra_terminals = "  - {name: site-b, id: " + std::to_string(other) +
+			  ", prefixes: [10.20.2.0/24]}\n";
+	start(hub_yaml(), term_yaml());
+	ASSERT_EQ(hub->sl->n_sess, 2u);
+	EXPECT_EQ(hub->sl->sess[0].owner, 1u);
+	EXPECT_EQ(hub->sl->sess[1].owner, 0u);
+	std::mt19937_64 rng(17);
+	std::bernoulli_distribution lose(0.05);
+	channel = [&](bool, struct rte_mbuf *) { return !lose(rng); };
+	run_until(300000000);
+	std::vector<Bytes> sent;
+	for (uint32_t i = 0; i < 100; i++) {
+		sent.push_back(downlink(i));
+		inject(hub.get(), terr, sent.back());
+		run_until(now + 2000000);
+	}
+	run_until(now + 3000000000ull);
+	auto got = recv(lan);
+	ASSERT_EQ(got.size(), sent.size());
+	for (size_t i = 0; i < got.size(); i++)
+		expect_same_ip(got[i], sent[i]);
+	EXPECT_GT(hub->workers[1]->c.handoff_in, 100u) << "downlink and satlink frames handed over";
+	EXPECT_EQ(stage_ctr(hub.get(), SGW_SLD_NOT_OWNER), 0u);
+	EXPECT_EQ(stage_ctr(hub.get(), SGW_SLD_RX_NO_SESSION), 0u);
+	/* site-b has no terminal answering: its session, on worker 0, keeps saying HELLO. */
+	sgw_sl_pub b;
+	sgw_sl_read(hub.get(), 1, &b);
+	EXPECT_EQ(b.state, SGW_ARQ_CONNECTING);
+	EXPECT_GE(b.arq.hello_tx, 3u);
+	/* The terminal drops the hub's frames for site-b (a broadcast forward link). */
+	EXPECT_GT(stage_ctr(term.get(), SGW_SLD_RX_NO_SESSION), 0u);
+}
+
+TEST_F(SatlinkPair, ReloadKeepsSessionsAndWhatTheyHold)
+{
+	start(hub_yaml(), term_yaml());
+	std::mt19937_64 rng(23);
+	std::bernoulli_distribution lose(0.05);
+	channel = [&](bool, struct rte_mbuf *) { return !lose(rng); };
+	run_until(300000000);
+	std::vector<Bytes> sent;
+	for (uint32_t i = 0; i < 200; i++) {
+		sent.push_back(downlink(i));
+		inject(hub.get(), terr, sent.back());
+		run_until(now + 1000000);
+		if (i == 100) {
+			/* Mid-transfer, frames in flight and held: a rule (and its service) added. */
+			std::string y = hub_yaml("", "  - {name: voice, match: {proto: [udp], "
+						 "dst_ports: [5004]}, action: forward, "
+						 "next_hop: to-term, satlink: datagram}\n");
+			struct sgw_policy pol;
+			struct sgw_cfg_errors errs;
+			char err[256] = "";
+			ASSERT_EQ(sgw_policy_load_buffer("r.yaml", y.data(), y.size(), &pol, &errs), 0);
+			ASSERT_EQ(sgw_dp_publish(hub.get(), &pol, err, sizeof(err)), 0) << err;
+			sgw_policy_free(&pol);
+		}
+	}
+	inject(hub.get(), terr, downlink(999, 160, 5004));
+	run_until(now + 3000000000ull);
+	auto got = recv(lan);
+	ASSERT_EQ(got.size(), sent.size() + 1);
+	/* The datagram does not wait behind the reliable packets' repairs: take it out. */
+	size_t dg = 0;
+	while (dg < got.size() && got[dg].size() != 160 + 42)
+		dg++;
+	ASSERT_LT(dg, got.size());
+	got.erase(got.begin() + long(dg));
+	for (size_t i = 0; i < sent.size(); i++)
+		expect_same_ip(got[i], sent[i]);
+	sgw_sl_pub h = session(hub.get());
+	EXPECT_EQ(h.pkts_sent_reliable, 200u);
+	EXPECT_EQ(h.pkts_sent_datagram, 1u) << "the reloaded rule's service applies";
+	EXPECT_EQ(h.arq.peer_restarts, 0u);
+	EXPECT_EQ(h.arq.link_ups, 1u);
 }
 
 TEST_F(SatlinkPair, FragmentsAndReassemblesBothWays)
