@@ -279,7 +279,13 @@ sgw_sl_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		x->out.act = rte_zmalloc("sgw_sl_act", sizeof(*x->out.act) * act_cap,
 					 RTE_CACHE_LINE_SIZE);
 		x->out.cap = act_cap;
-		x->deliv_cap = 2 * act_cap;
+		/*
+		 * One received frame (or timer) can deliver what SL_POLLS_PER_CALL + 1
+		 * full action arrays hold; the stage runs the pipeline on what it
+		 * collected once more than an array's worth is waiting, so the queue
+		 * never fills from there.
+		 */
+		x->deliv_cap = (SL_POLLS_PER_CALL + 2) * act_cap;
 		x->deliv = rte_zmalloc("sgw_sl_deliv", sizeof(*x->deliv) * x->deliv_cap,
 				       RTE_CACHE_LINE_SIZE);
 		if (x->out.act == NULL || x->deliv == NULL)
@@ -706,6 +712,39 @@ service(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess *
 	ss->timer_at = ss->timer == SGW_TW_INVALID ? SGW_ARQ_NEVER : due;
 }
 
+/*
+ * Sessions a burst sent or received on: their timers, carried work and pacer
+ * are seen to once, after the burst (sgw_sl_burst_done), not per packet.
+ */
+static void
+touch(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess *ss, uint32_t idx)
+{
+	if (ss->touched)
+		return;
+	if (w->sl.ntouched == RTE_DIM(w->sl.touched)) {
+		service(w, s, ss, idx);
+		return;
+	}
+	ss->touched = true;
+	w->sl.touched[w->sl.ntouched++] = idx;
+}
+
+void
+sgw_sl_burst_done(struct sgw_worker *w, const struct sgw_snapshot *s)
+{
+	struct sgw_sl *sl = w->dp->sl;
+	uint32_t t;
+
+	for (t = 0; t < w->sl.ntouched; t++) {
+		struct sgw_sl_sess *ss = &sl->sess[w->sl.touched[t]];
+
+		ss->touched = false;
+		service(w, s, ss, w->sl.touched[t]);
+	}
+	w->sl.ntouched = 0;
+	deliver_flush(w, s);
+}
+
 void
 sgw_sl_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t idx)
 {
@@ -719,7 +758,9 @@ sgw_sl_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t idx)
 	ss->timer_at = SGW_ARQ_NEVER;
 	sgw_arq_poll(ss->arq, w->now_ns, &w->sl.out);
 	service(w, s, ss, idx);
-	deliver_flush(w, s);
+	/* The rest waits for sgw_sl_iter, right after this loop's timers. */
+	if (w->sl.ndeliv > w->sl.out.cap)
+		deliver_flush(w, s);
 }
 
 /* ------------------------------------------------------------------ send */
@@ -774,7 +815,8 @@ sgw_sl_emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf 
 			  rc == -ENOTCONN ? SGW_SLD_SEND_NOT_CONNECTED : SGW_SLD_SEND_OTHER]++;
 		rte_pktmbuf_free(m);
 	}
-	service(w, s, ss, (uint32_t)si);
+	run_actions(w, s, ss);
+	touch(w, s, ss, (uint32_t)si);
 }
 
 /* --------------------------------------------------------------- receive */
@@ -850,7 +892,8 @@ rx_frame(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess 
 			w->sl.ctr[SGW_SLD_RX_REFUSED]++;
 		rte_pktmbuf_free(m);
 	}
-	service(w, s, ss, si);
+	/* Timers and pacing once per session and burst (sgw_sl_stage), actions now. */
+	run_actions(w, s, ss);
 	return;
 drop:
 	rte_pktmbuf_free(m);
@@ -884,9 +927,12 @@ sgw_sl_stage(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf
 		l3[k] = w->info[i].l3_off;
 		si[k++] = w->sl_sess[i];
 	}
+	/* Delivered packets are collected over the burst and run through the pipeline in bursts. */
 	for (j = 0; j < k; j++) {
 		rx_frame(w, s, &sl->sess[si[j]], (uint32_t)si[j], fm[j], l3[j]);
-		deliver_flush(w, s);
+		touch(w, s, &sl->sess[si[j]], (uint32_t)si[j]);
+		if (w->sl.ndeliv > w->sl.out.cap)
+			deliver_flush(w, s);
 	}
 }
 
@@ -898,6 +944,7 @@ sgw_sl_iter(struct sgw_worker *w, const struct sgw_snapshot *s)
 	struct sgw_sl *sl = w->dp->sl;
 	uint32_t i;
 
+	sgw_sl_burst_done(w, s);  /* nothing left over, normally */
 	if (!w->sl.started) {
 		/* First loop: every session of ours says HELLO and arms its timer. */
 		w->sl.started = true;

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <rte_ether.h>
 #include <rte_mbuf.h>
@@ -93,6 +94,7 @@ struct sgw_sl_sess {
 	uint32_t pq_head, pq_n, pq_cap;
 	struct rte_mbuf **pq;
 	uint8_t last_state;
+	bool touched;                   /* in the worker's touched list */
 	struct sgw_sl_pub c;            /* the counters the stage keeps (arq/crypto: copies) */
 	/* publication (seqlock: odd while the owner writes) */
 	uint32_t pub_seq;
@@ -121,6 +123,8 @@ struct sgw_sl_worker {
 	uint32_t ndeliv, deliv_cap;
 	bool flushing;
 	bool started;
+	uint32_t ntouched;
+	uint32_t touched[64];           /* sessions to service after the burst */
 	uint64_t pub_ns;
 	uint64_t bad_hdr[SGW_SL__REASON_COUNT];
 	uint64_t ctr[SGW_SLD__COUNT];
@@ -134,12 +138,24 @@ void sgw_sl_fini(struct sgw_dp *dp);
 /* Session index of a received satlink frame (terminal id at l3_off + 4), or -1. */
 int32_t sgw_sl_sess_of_frame(const struct sgw_dp *dp, const struct rte_mbuf *m,
 			     uint16_t l3_off);
+/* Do two satlink frames name the same terminal id (both at least 8 bytes past l3)? */
+static inline bool
+sgw_sl_same_terminal(const struct rte_mbuf *a, uint16_t la, const struct rte_mbuf *b,
+		     uint16_t lb)
+{
+	return rte_pktmbuf_data_len(a) >= la + 8u && rte_pktmbuf_data_len(b) >= lb + 8u &&
+	       memcmp(rte_pktmbuf_mtod_offset(a, const uint8_t *, la + 4u),
+		      rte_pktmbuf_mtod_offset(b, const uint8_t *, lb + 4u), 4) == 0;
+}
+
 /* A packet leaving by the satlink port (emit): carried, bypassed or dropped. */
 void sgw_sl_emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
 		 const struct sgw_pkt_info *pi, int32_t term, int32_t rule);
 /* The satlink class of a burst (frames from the far end). */
 void sgw_sl_stage(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
 		  const uint16_t *idx, uint16_t n);
+/* After a burst: service the sessions it touched, run delivered packets. */
+void sgw_sl_burst_done(struct sgw_worker *w, const struct sgw_snapshot *s);
 /* A session's timer fired. */
 void sgw_sl_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t sess);
 /* Once per loop: first-run setup, delivered packets, counter publication. */

@@ -448,8 +448,16 @@ sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s, struct rt
 			w->term[w->cls.idx[c][j]] = -1;
 	for (j = 0; j < w->cls.n[SGW_CLASS_SATLINK]; j++) {
 		i = w->cls.idx[SGW_CLASS_SATLINK][j];
-		w->sl_sess[i] = w->dp->sl != NULL ?
-			sgw_sl_sess_of_frame(w->dp, m[i], w->info[i].l3_off) : -1;
+		w->sl_sess[i] = -1;
+		if (w->dp->sl != NULL) {
+			/* Frames of one session come in runs: look a run up once. */
+			uint32_t k = j > 0 ? w->cls.idx[SGW_CLASS_SATLINK][j - 1] : i;
+
+			w->sl_sess[i] = j > 0 && sgw_sl_same_terminal(m[k], w->info[k].l3_off, m[i],
+								      w->info[i].l3_off) ?
+				w->sl_sess[k] :
+				sgw_sl_sess_of_frame(w->dp, m[i], w->info[i].l3_off);
+		}
 	}
 	if (may_handoff && w->dp->n_workers > 1)
 		handoff(w, s, m, n);
@@ -468,8 +476,10 @@ sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s, struct rt
 			stage_stateless(w, s, m, w->cls.idx[c], w->cls.n[c]);
 	stage_malformed(w, s, m, w->cls.idx[SGW_CLASS_MALFORMED], w->cls.n[SGW_CLASS_MALFORMED]);
 	/* Last: delivering reassembled packets runs this function again on the same scratch. */
-	if (w->dp->sl != NULL)
+	if (w->dp->sl != NULL) {
 		sgw_sl_stage(w, s, m, w->cls.idx[SGW_CLASS_SATLINK], w->cls.n[SGW_CLASS_SATLINK]);
+		sgw_sl_burst_done(w, s);
+	}
 	return n;
 }
 
