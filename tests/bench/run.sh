@@ -5,7 +5,7 @@
 # bench_dp_*, 5 repetitions, medians), the pipeline-vs-bare-forward throughput
 # harness (tests/bench/throughput.py, with callgrind instruction counts), and
 # writes docs/benchmarks.md with the machine, the figures and the commands that
-# reproduce each one. About 6-8 minutes on a 2-core VM.
+# reproduce each one. About 7-9 minutes on a 2-core VM.
 #
 # Usage: tests/bench/run.sh [--build-dir DIR] [--out FILE] [--quick] [--no-callgrind]
 #                          [--report-only WORKDIR]
@@ -348,6 +348,33 @@ for label, pats in STAGES:
     else:
         w("| %s | not built yet | n/a |" % label)
 w("")
+# satlink stage (bench_dp_satlink): ratios to the forward baseline of the same binary.
+sl_rows = []
+for ip_len in (1400, 92):
+    base = find([r"^BM_Forward_Baseline/ip_len:%d(/|$)" % ip_len])
+    if base is None:
+        continue
+    b_ns = bench[base]["ns_item"]
+    cells = []
+    for kind in ("Send", "Send_GCM", "Receive", "Receive_GCM"):
+        n = find([r"^BM_Satlink_%s/ip_len:%d(/|$)" % (kind, ip_len)])
+        cells.append("%.0f (x%.2f)" % (bench[n]["ns_item"], bench[n]["ns_item"] / b_ns)
+                     if n else "n/a")
+    sl_rows.append("| %d | %.0f | %s |" % (ip_len, b_ns, " | ".join(cells)))
+if sl_rows:
+    w("### satlink stage (`bench_dp_satlink`)")
+    w("")
+    w("ns per IP packet through the whole pipeline (medians), in parentheses the ratio to")
+    w("the baseline: the same hub policy without a satlink section, forwarding terr -> sat.")
+    w("Send: the hub, IP packets in -> DATA frames out, acknowledgements included; Receive:")
+    w("a terminal, DATA frames in -> IP packets out on its LAN port. UDP/IPv4, ip_len 92 is")
+    w("64 bytes of payload. What is timed: the header of tests/bench/bench_dp_satlink.cc.")
+    w("")
+    w("| ip_len | baseline | send | send AES-GCM | receive | receive AES-GCM |")
+    w("|---|---|---|---|---|---|")
+    for row in sl_rows:
+        w(row)
+    w("")
 w("### Every benchmark")
 w("")
 w("| binary | benchmark | ns/item (median) | CPU ns/iter | real ns/iter | CV of CPU time |")
@@ -364,7 +391,7 @@ w("")
 
 w("## How to reproduce")
 w("")
-w("Everything above: `tests/bench/run.sh` (about 6-8 minutes). Each figure alone:")
+w("Everything above: `tests/bench/run.sh` (about 7-9 minutes). Each figure alone:")
 w("")
 w("```sh")
 w("# build")
