@@ -43,13 +43,24 @@
 #define SL_FRAME_OVERHEAD (SGW_SATLINK_HDR_LEN + SL_CRYPTO_OVERHEAD)
 #define SL_POLLS_PER_CALL 8u    /* carried work done at once before the timer takes over */
 #define SL_PUBLISH_NS 50000000ull  /* counters published every 50 ms */
+/*
+ * Windows are sized for frames of this much payload on average, not for full
+ * frames: a mix of small packets (TCP ACKs on the return link) and fragment
+ * tails must not close the window while the link has room. The window is not
+ * what limits the amount queued (the pacer's low-water mark is), so a larger
+ * one costs only session memory.
+ */
+#define SL_WINDOW_AVG_PAYLOAD 200u
+#define SL_ARQ_SENDQ 64u        /* packets the ARQ queues while its window is full */
+#define SL_PACE_CREDIT_NS 1000000ull  /* line time a late wakeup may catch up */
+#define SL_PACER_LOW_NS 2000000ull    /* link time of frames the pacer is kept fed with */
 
 static const char *const ctr_names[SGW_SLD__COUNT] = {
 	[SGW_SLD_BYPASS_NO_TERMINAL] = "bypass_no_terminal",
 	[SGW_SLD_BYPASS_NON_IP] = "bypass_non_ip",
 	[SGW_SLD_BYPASS_RULE] = "bypass_service",
 	[SGW_SLD_NOT_OWNER] = "not_owner",
-	[SGW_SLD_SEND_WINDOW_FULL] = "send_window_full",
+	[SGW_SLD_SEND_QUEUE_FULL] = "send_queue_full",
 	[SGW_SLD_SEND_TOO_BIG] = "send_too_big",
 	[SGW_SLD_SEND_NOT_CONNECTED] = "send_not_connected",
 	[SGW_SLD_SEND_OTHER] = "send_other",
@@ -80,7 +91,8 @@ sgw_sl_ctr_name(int c)
 static uint32_t
 window_of(uint64_t rate_bps, uint32_t rtt_ms, uint16_t frame_size, uint32_t max)
 {
-	uint64_t bits = (uint64_t)(frame_size + SL_FRAME_OVERHEAD) * 8u;
+	uint64_t bits = (uint64_t)(RTE_MIN(frame_size, SL_WINDOW_AVG_PAYLOAD) +
+				   SL_FRAME_OVERHEAD) * 8u;
 	uint64_t w = (2u * rate_bps / 1000u * rtt_ms + bits - 1) / bits;
 
 	return (uint32_t)RTE_MAX(RTE_MIN(w, (uint64_t)max), 64ull);
@@ -131,7 +143,7 @@ sess_init(struct sgw_dp *dp, struct sgw_sl *sl, const struct sgw_policy *pol,
 	ac.local_epoch = sl->epoch;
 	ac.tx_window = sl->tx_window;
 	ac.rx_window = sl->rx_window;
-	ac.sendq_pkts = sc->send_queue;
+	ac.sendq_pkts = SL_ARQ_SENDQ;
 	ac.frag_size = sc->frame_size;
 	ac.max_frags = (uint16_t)RTE_MIN((SL_MAX_IP_PKT + sc->frame_size - 1) / sc->frame_size,
 					 SGW_ARQ_MAX_FRAGS);
@@ -150,7 +162,12 @@ sess_init(struct sgw_dp *dp, struct sgw_sl *sl, const struct sgw_policy *pol,
 	ss->arq = sgw_arq_create(&ac, 0);
 	ss->pq_cap = 2 * sl->tx_window + 64;
 	ss->pq = rte_zmalloc("sgw_sl_pq", sizeof(*ss->pq) * ss->pq_cap, RTE_CACHE_LINE_SIZE);
-	if (ss->arq == NULL || ss->pq == NULL) {
+	/* Keep SL_PACER_LOW_NS of full frames (at least 8) waiting for the line. */
+	ss->pq_low = (uint32_t)RTE_MAX(8ull, rate / 8u * SL_PACER_LOW_NS / 1000000000ull /
+				       (sc->frame_size + SL_FRAME_OVERHEAD + RTE_ETHER_HDR_LEN));
+	ss->fq_cap = sc->send_queue;
+	ss->fq = rte_zmalloc("sgw_sl_fq", sizeof(*ss->fq) * ss->fq_cap, RTE_CACHE_LINE_SIZE);
+	if (ss->arq == NULL || ss->pq == NULL || ss->fq == NULL) {
 		SGW_LOG(ERR, "satlink session '%s': out of memory (%zu bytes)", ss->name,
 			sgw_arq_footprint(&ac));
 		return -1;
@@ -314,6 +331,7 @@ sgw_sl_fini(struct sgw_dp *dp)
 		sgw_arq_destroy(sl->sess[i].arq);
 		sgw_slcrypto_ctx_destroy(sl->sess[i].cc);
 		rte_free(sl->sess[i].pq);
+		rte_free(sl->sess[i].fq);
 	}
 	for (i = 0; i < RTE_DIM(sl->eng); i++)
 		sgw_slcrypto_engine_destroy(sl->eng[i]);
@@ -342,6 +360,7 @@ publish(struct sgw_sl_sess *ss)
 	p->peer_epoch = sgw_arq_peer_epoch(ss->arq);
 	p->send_window = sgw_arq_send_window(ss->arq);
 	p->pacer_held = ss->pq_n;
+	p->queue_held = ss->fq_n;
 	sgw_arq_get_stats(ss->arq, &p->arq);
 	if (ss->cc != NULL)
 		sgw_slcrypto_get_stats(ss->cc, &p->crypto);
@@ -468,13 +487,15 @@ build_ctrl(struct sgw_worker *w, struct sgw_sl *sl, struct sgw_sl_sess *ss,
 
 /* ----------------------------------------------------------------- pacing */
 
-/* Send the paced frames that are due; at most one timer tick of credit is kept. */
+/* Send the paced frames that are due. */
 static void
-pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
-     struct sgw_sl_sess *ss)
+pace_send(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
+	  struct sgw_sl_sess *ss)
 {
 	uint64_t now = w->now_ns;
-	uint64_t credit = (uint64_t)s->pol.workers.timer_tick_us * 1000u;
+	/* A late wakeup (a shared core) may catch up this much line time, no more. */
+	uint64_t credit = RTE_MAX(SL_PACE_CREDIT_NS,
+				  2ull * s->pol.workers.timer_tick_us * 1000u);
 
 	if (ss->pace_next_ns + credit < now)
 		ss->pace_next_ns = now - credit;
@@ -487,6 +508,41 @@ pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 				    1000000u;
 		ss->c.frames_tx_data++;
 		sgw_worker_tx(w, (uint16_t)sl->pidx, m, s->pol.workers.burst);
+	}
+}
+
+static void run_actions(struct sgw_worker *w, const struct sgw_snapshot *s,
+			struct sgw_sl_sess *ss);
+
+/*
+ * Reliable packets wait in the session's feed queue and go to the ARQ only
+ * while the pacer holds fewer than pq_low frames: a frame the ARQ emits is
+ * on its way (its RTT clock runs), so the queue before the line stays a few
+ * ms long whatever the window, and the window (sized for small frames) never
+ * turns into a standing queue of seconds.
+ */
+static void
+pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
+     struct sgw_sl_sess *ss)
+{
+	pace_send(w, s, sl, ss);
+	while (ss->fq_n > 0 && ss->pq_n < ss->pq_low) {
+		struct rte_mbuf *m = ss->fq[ss->fq_head];
+		int rc = sgw_arq_send(ss->arq, w->now_ns, 0, (uint64_t)(uintptr_t)m,
+				      rte_pktmbuf_pkt_len(m), 0, &w->sl.out);
+
+		if (rc == -ENOBUFS || rc == -EAGAIN)
+			break;  /* window and the ARQ's queue full, or resetting: later */
+		ss->fq_head = ss->fq_head + 1 == ss->fq_cap ? 0 : ss->fq_head + 1;
+		ss->fq_n--;
+		if (rc == 0) {
+			ss->c.pkts_sent_reliable++;
+		} else {
+			w->sl.ctr[rc == -EMSGSIZE ? SGW_SLD_SEND_TOO_BIG : SGW_SLD_SEND_OTHER]++;
+			rte_pktmbuf_free(m);
+		}
+		run_actions(w, s, ss);
+		pace_send(w, s, sl, ss);
 	}
 }
 
@@ -802,16 +858,27 @@ sgw_sl_emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf 
 	len = rte_pktmbuf_pkt_len(m);
 	if (pi->l3_len < len && rte_pktmbuf_trim(m, (uint16_t)(len - pi->l3_len)) == 0)
 		len = pi->l3_len;
+	if (svc == SGW_SL_SVC_RELIABLE) {
+		/* Into the feed queue; the pacer takes it to the ARQ (pace()). */
+		if (ss->fq_n == ss->fq_cap) {
+			w->sl.ctr[SGW_SLD_SEND_QUEUE_FULL]++;
+			rte_pktmbuf_free(m);
+		} else {
+			uint32_t tail = ss->fq_head + ss->fq_n;
+
+			ss->fq[tail >= ss->fq_cap ? tail - ss->fq_cap : tail] = m;
+			ss->fq_n++;
+		}
+		touch(w, s, ss, (uint32_t)si);
+		return;
+	}
+	/* Datagrams go straight to the session: they wait behind no repair. */
 	rc = sgw_arq_send(ss->arq, w->now_ns, 0, (uint64_t)(uintptr_t)m, len,
-			  svc == SGW_SL_SVC_DATAGRAM ? SGW_ARQ_SEND_DATAGRAM : 0, &w->sl.out);
+			  SGW_ARQ_SEND_DATAGRAM, &w->sl.out);
 	if (rc == 0) {
-		if (svc == SGW_SL_SVC_DATAGRAM)
-			ss->c.pkts_sent_datagram++;
-		else
-			ss->c.pkts_sent_reliable++;
+		ss->c.pkts_sent_datagram++;
 	} else {
-		w->sl.ctr[rc == -ENOBUFS ? SGW_SLD_SEND_WINDOW_FULL :
-			  rc == -EMSGSIZE ? SGW_SLD_SEND_TOO_BIG :
+		w->sl.ctr[rc == -EMSGSIZE ? SGW_SLD_SEND_TOO_BIG :
 			  rc == -ENOTCONN ? SGW_SLD_SEND_NOT_CONNECTED : SGW_SLD_SEND_OTHER]++;
 		rte_pktmbuf_free(m);
 	}
@@ -989,6 +1056,9 @@ sgw_sl_drain(struct sgw_dp *dp)
 		for (k = 0; k < ss->pq_n; k++)
 			rte_pktmbuf_free(ss->pq[(ss->pq_head + k) % ss->pq_cap]);
 		ss->pq_n = 0;
+		for (k = 0; k < ss->fq_n; k++)
+			rte_pktmbuf_free(ss->fq[(ss->fq_head + k) % ss->fq_cap]);
+		ss->fq_n = 0;
 		do {
 			out->n = 0;
 			done = sgw_arq_drain(ss->arq, out);
@@ -1035,6 +1105,7 @@ sgw_sl_session_fields(const struct sgw_sl_pub *p, sgw_sl_kv_fn fn, void *ctx)
 	F("frames_tx_ctrl", p->frames_tx_ctrl);
 	F("frames_rx", p->frames_rx);
 	F("pacer_held", p->pacer_held);
+	F("queue_held", p->queue_held);
 	F("tx_frames", a->tx_frames);
 	F("tx_retx", a->tx_retx);
 	F("tx_dgram_frames", a->tx_dgram_frames);

@@ -41,7 +41,7 @@ enum sgw_sld_ctr {
 	SGW_SLD_BYPASS_NON_IP,          /* non-IP leaving by the satlink port: raw */
 	SGW_SLD_BYPASS_RULE,            /* service bypass (rule or default): raw */
 	SGW_SLD_NOT_OWNER,              /* terminal's session on another worker (hairpin) */
-	SGW_SLD_SEND_WINDOW_FULL,       /* reliable: window and send queue full */
+	SGW_SLD_SEND_QUEUE_FULL,        /* reliable: the session's feed queue full */
 	SGW_SLD_SEND_TOO_BIG,           /* more than frame_size x max_frags */
 	SGW_SLD_SEND_NOT_CONNECTED,     /* datagram while the session is not up */
 	SGW_SLD_SEND_OTHER,             /* resetting, no room, closed */
@@ -69,6 +69,7 @@ struct sgw_sl_pub {
 	uint32_t peer_epoch;
 	uint32_t send_window;
 	uint32_t pacer_held;
+	uint32_t queue_held;            /* reliable packets in the feed queue */
 	struct sgw_arq_stats arq;
 	struct sgw_slcrypto_stats crypto;
 	uint64_t frames_tx_data;        /* DATA frames put on the wire */
@@ -92,7 +93,10 @@ struct sgw_sl_sess {
 	uint64_t ns_per_kbit;           /* pacing: ns per 1000 bits at the rate (x1000) */
 	uint64_t pace_next_ns;          /* when the next paced frame may leave */
 	uint32_t pq_head, pq_n, pq_cap;
-	struct rte_mbuf **pq;
+	uint32_t pq_low;                /* feed the ARQ while the pacer holds fewer frames */
+	struct rte_mbuf **pq;           /* built frames waiting for the line */
+	uint32_t fq_head, fq_n, fq_cap;
+	struct rte_mbuf **fq;           /* reliable packets waiting for the ARQ */
 	uint8_t last_state;
 	bool touched;                   /* in the worker's touched list */
 	struct sgw_sl_pub c;            /* the counters the stage keeps (arq/crypto: copies) */

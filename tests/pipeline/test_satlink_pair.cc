@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <deque>
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <random>
@@ -628,6 +629,33 @@ TEST_F(SatlinkPair, ClearFrameRefusedWhereProtectionIsOn)
 	EXPECT_TRUE(recv(lan).empty());
 	EXPECT_GT(stage_ctr(term.get(), SGW_SLD_RX_CRYPTO), 0u);
 	EXPECT_GT(stage_ctr(hub.get(), SGW_SLD_RX_NO_KEY_HERE), 0u);
+}
+
+TEST_F(SatlinkPair, QueueBeforeTheLineStaysShortUnderOverload)
+{
+	start(hub_yaml(", send_queue: 512"), term_yaml());
+	run_until(300000000);
+	/* 1500 packets at once, 3x the feed queue: the rest is refused and counted. */
+	for (uint32_t i = 0; i < 1500; i++)
+		inject(hub.get(), terr, downlink(i));
+	uint32_t max_pacer = 0;
+	for (uint64_t end = now + 800000000ull; now < end;) {
+		run_until(now + 10000000);
+		max_pacer = std::max(max_pacer, hub->sl->sess[0].pq_n);
+	}
+	uint64_t refused = stage_ctr(hub.get(), SGW_SLD_SEND_QUEUE_FULL);
+	/* (the pacer drains a little between the input's bursts) */
+	EXPECT_GE(refused, 1500u - 512u - 64u);
+	/* The pacer is fed a few ms of frames at a time, not the window. */
+	EXPECT_LE(max_pacer, hub->sl->sess[0].pq_low + 2);
+	EXPECT_GT(hub->sl->tx_window, 1000u) << "the window alone would have queued much more";
+	run_until(now + 2000000000ull);
+	EXPECT_EQ(recv(lan).size() + refused, 1500u);
+	/* The RTT the session measured is the link's (100 ms), not the queue's. */
+	sgw_sl_pub h = session(hub.get());
+	EXPECT_LT(h.arq.srtt_ns, 130000000u);
+	EXPECT_EQ(h.arq.loss_timeout, 0u);
+	EXPECT_EQ(h.arq.tx_retx, 0u);
 }
 
 TEST_F(SatlinkPair, PacesDataFramesAtTheLinkRate)
