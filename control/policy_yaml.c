@@ -2445,6 +2445,18 @@ load_satlink(struct ld *ld, const struct ynode *key, const struct ynode *v, bool
 	get_u32(ld, vals[SLK_RTT], "rtt_ms", 1, 10000, &sl->rtt_ms);
 	if (get_u32(ld, vals[SLK_FRAME], "frame_size", 64, 1960, &x))
 		sl->frame_size = (uint16_t)x;
+	/* A frame (payload + 22 header + 28 crypto) must fit the port's MTU (DPDK's 1500
+	 * when the policy leaves it): the dataplane would refuse to start otherwise. */
+	if (sl->port >= 0) {
+		uint32_t mtu = p->ports[sl->port].mtu != 0 ? p->ports[sl->port].mtu : 1500;
+
+		if (sl->frame_size + 50u > mtu)
+			ERR(ld, vals[SLK_FRAME] ? vals[SLK_FRAME] : vals[SLK_PORT],
+			    "satlink frame_size %u + 50 bytes of satlink headers exceeds port "
+			    "'%s' mtu %" PRIu32 "%s: at most %" PRIu32, sl->frame_size,
+			    p->ports[sl->port].name, mtu,
+			    p->ports[sl->port].mtu != 0 ? "" : " (not set: 1500)", mtu - 50);
+	}
 	if (get_u32(ld, vals[SLK_COPIES], "retx_copies", 1, 8, &x))
 		sl->retx_copies = (uint8_t)x;
 	get_u32(ld, vals[SLK_SPACING], "retx_spacing_us", 0, 1000000, &sl->retx_spacing_us);

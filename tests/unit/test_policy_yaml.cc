@@ -852,7 +852,11 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 				(400000000000ull - 999);
 			sl.return_rate_bps = 1000 + rnd(100000000);
 			sl.rtt_ms = 1 + rnd(10000);
-			sl.frame_size = (uint16_t)(64 + rnd(1960 - 63));
+			/* A frame must fit the port's MTU (1500 when not set). */
+			if (p.ports[sl.port].mtu != 0 && p.ports[sl.port].mtu < 114)
+				p.ports[sl.port].mtu = 114;
+			sl.frame_size = (uint16_t)(64 + rnd(std::min(1960u,
+				(p.ports[sl.port].mtu ? p.ports[sl.port].mtu : 1500u) - 50u) - 63));
 			sl.retx_copies = (uint8_t)(1 + rnd(8));
 			sl.retx_spacing_us = rnd(1000001);
 			sl.status_interval_ms = 1 + rnd(1000);
