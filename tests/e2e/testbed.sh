@@ -43,6 +43,11 @@
 #   tb_box_tel emu /satgw/link                            # telemetry of one box
 #   tb_box_stop emu                                       # TB_BOX_RC[emu], $(tb_box_json emu)
 #   tb_chain_check_wire                                   # every port against the kernel's veths
+#   tb_boxes_stop hub term                                # several boxes at once
+#   tb_wait_path fh 10.20.1.1 15                          # until an echo crosses (a satlink
+#                                                         # session is up)
+#   tb_xfer_timed fh mh 10.20.1.1 FILE 12                 # a 12 s download, checked against the
+#                                                         # sha256 of the file's first bytes
 #
 # Every name carries a per-run suffix (the shell's pid and a random number),
 # so parallel or repeated runs never collide.
@@ -596,6 +601,37 @@ tb_xfer() {
 	tb_log "xfer $from -> $to: $TB_XFER_BYTES bytes in $TB_XFER_SECONDS s, sha256 $got matches"
 }
 
+# tb_xfer_timed FROM_NS TO_NS TO_ADDR FILE SECONDS: a download of fixed duration: the
+# receiver reads for SECONDS after accepting, then resets the connection; what arrived
+# must be the file's first bytes (sha256 of that prefix). Sets TB_XFER_BYTES,
+# TB_XFER_SECONDS, TB_XFER_COMPLETE (1: the whole file came before the limit),
+# TB_XFER_SHA, TB_XFER_RESULT (the receiver's JSON, with "progress").
+tb_xfer_timed() {
+	local from=$1 to=$2 addr=$3 file=$4 secs=$5 port name rpid spid want
+	local -a r
+	port=$(tb_rand_port)
+	name="xfer-$from-$to-$port"
+	tb_bg "$to" "$name-recv" "$TB_PY" "$TB_E2E_DIR/xfer.py" recv --bind "$addr" --port "$port" \
+		--result "$TB_DIR/$name-recv.json" --timeout "$((secs + 30))" --max-seconds "$secs"
+	rpid=$TB_LAST_PID
+	tb_bg "$from" "$name-send" "$TB_PY" "$TB_E2E_DIR/xfer.py" send --host "$addr" --port "$port" \
+		--file "$file" --result "$TB_DIR/$name-send.json" --timeout "$((secs + 30))" --allow-reset
+	spid=$TB_LAST_PID
+	tb_wait_pid "$rpid" "$((secs + 40))" || { cat "$TB_DIR/$name-recv.log" >&2; tb_fail "receiver $from -> $to failed"; }
+	tb_wait_pid "$spid" "$((secs + 40))" || { cat "$TB_DIR/$name-send.log" >&2; tb_fail "sender $from -> $to failed"; }
+	TB_XFER_RESULT="$TB_DIR/$name-recv.json"
+	mapfile -t r < <("$TB_PY" -c 'import json,sys
+j = json.load(open(sys.argv[1]))
+print(j["bytes"]); print("%.2f" % j["seconds"]); print(1 if j["complete"] else 0); print(j["sha256"])' \
+		"$TB_XFER_RESULT")
+	TB_XFER_BYTES=${r[0]} TB_XFER_SECONDS=${r[1]} TB_XFER_COMPLETE=${r[2]} TB_XFER_SHA=${r[3]}
+	[ "$TB_XFER_BYTES" -gt 0 ] || tb_fail "xfer $from -> $to: nothing arrived in $secs s"
+	want=$(head -c "$TB_XFER_BYTES" "$file" | sha256sum | cut -d' ' -f1)
+	[ "$want" = "$TB_XFER_SHA" ] ||
+		tb_fail "sha256 mismatch $from -> $to: the file's first $TB_XFER_BYTES bytes are $want, received $TB_XFER_SHA"
+	tb_log "xfer $from -> $to: $TB_XFER_BYTES bytes in $TB_XFER_SECONDS s ($([ "$TB_XFER_COMPLETE" = 1 ] && echo complete || echo "stopped at the time limit")), sha256 of the file's first $TB_XFER_BYTES bytes matches"
+}
+
 tb_pass() {
 	echo "[$TB_NAME] PASS in $(tb_elapsed) s" >&2
 }
@@ -697,6 +733,35 @@ tb_box_stop() {
 	TB_BOX_RC[$box]=$rc
 	[ "$rc" -ne 124 ] || tb_fail "satgw $box did not stop within 20 s of SIGINT"
 	tb_log "satgw $box stopped, exit code $rc"
+}
+
+# tb_boxes_stop BOX...: SIGINT to all of them at once, then wait for each (20 s at most);
+# TB_BOX_RC[BOX] = exit code (stopping one by one costs seconds per box).
+tb_boxes_stop() {
+	local box pid rc
+	for box in "$@"; do
+		pid=${TB_BOX_PID[$box]:-}
+		[ -n "$pid" ] || tb_fail "tb_boxes_stop: satgw $box is not running"
+		kill -INT "$pid" 2>/dev/null || true
+	done
+	for box in "$@"; do
+		rc=0
+		tb_wait_pid "${TB_BOX_PID[$box]}" 20 || rc=$?
+		TB_BOX_PID[$box]=
+		TB_BOX_RC[$box]=$rc
+		[ "$rc" -ne 124 ] || tb_fail "satgw $box did not stop within 20 s of SIGINT"
+		tb_log "satgw $box stopped, exit code $rc"
+	done
+}
+
+# tb_wait_path NS ADDR [TIMEOUT]: wait until an ICMP echo from NS to ADDR is answered
+# (every box on the way is up, a satlink session too); fails after TIMEOUT (15) s.
+tb_wait_path() {
+	local ns=$1 addr=$2 timeout=${3:-15} t0
+	t0=$(date +%s)
+	until tb_ns "$ns" "$TB_PY" "$TB_E2E_DIR/ping.py" -c 1 -W 2 "$addr" >/dev/null 2>&1; do
+		[ $(($(date +%s) - t0)) -lt "$timeout" ] || tb_fail "no echo from $ns to $addr within $timeout s"
+	done
 }
 
 # tb_box_tel BOX COMMAND: one telemetry command to BOX; prints the JSON value.
