@@ -1,26 +1,39 @@
 #!/bin/bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# tests/e2e/demo.sh SATGW: the demo testbed, run by `./setup.sh demo` once satgw is
+# tests/e2e/demo.sh SATGW: the demo, run by `./setup.sh demo` once satgw is
 # built (needs root).
 #
-#   fh (server 10.10.0.1) -- [terr] satgw hub [sat] -- mh (client 10.20.1.1)
+#   fh (server 10.10.0.1) -- [hub] -- [emulator: GEO link] -- [terminal] -- mh (client 10.20.1.1)
 #
-# Three network namespaces joined by veth pairs, satgw in the middle on
-# net_af_packet (no NIC, no hugepages), routing with the policy embedded
-# below. Runs iperf3 for DEMO_SECONDS (5) s for goodput, sends a DEMO_MB (8)
-# MiB file of random bytes over one TCP connection and compares its sha256 at
-# both ends, prints what crossed and satgw's own counters (per port, per
-# class, per rule), and tears everything down, also on Ctrl-C or failure.
-# Exit 0 when the transfers worked and the checksums match.
+# testbed.sh's three-box chain: five network namespaces joined by veth pairs,
+# three satgw processes on net_af_packet (no NIC, no hugepages): a hub and a
+# terminal that route, and between them an emulator imitating a GEO satellite
+# link (policies/chain-emulator-ber.yaml): 270 ms each way (a round trip of
+# about 541 ms), 20 Mbit/s forward and 2 Mbit/s return, bit errors at 1e-5 on
+# the forward link (11.4% of full-size frames lost).
+#
+# The client downloads a file of random bytes from the server over one Linux
+# TCP connection (CUBIC) for DEMO_SECONDS (12) s, twice:
+#   without  hub and terminal just route (policies/chain-hub.yaml,
+#            chain-terminal.yaml): TCP alone faces the losses;
+#   with     hub and terminal carry IP over satlink, the reliable link layer
+#            (policies/chain-hub-satlink.yaml, chain-terminal-satlink.yaml):
+#            lost frames are found and resent across the link, TCP sees none.
+# For each: goodput, whether the bytes received are exactly the file's first
+# bytes (sha256), the sender's TCP retransmissions, the link's counters
+# (emulator: offered, delivered, dropped by cause; satlink: frames,
+# retransmissions, delivered), then a one-line comparison. Everything is torn
+# down at the end, also on Ctrl-C or failure. Exit 0 when both downloads
+# worked and their checksums match. DEMO_RUNS="without" (or "with") runs one.
 set -euo pipefail
 
 SATGW=${1:-}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-SECONDS_IPERF=${DEMO_SECONDS:-5}
-FILE_MB=${DEMO_MB:-8}
+SECS=${DEMO_SECONDS:-12}
+FILE_MB=${DEMO_MB:-40}
+RUNS=${DEMO_RUNS:-without with}
 
-say() { printf '\n== %s\n' "$*"; }
 die() {
 	printf 'demo: %s\n' "$*" >&2
 	exit 1
@@ -29,98 +42,132 @@ die() {
 [ "$(id -u)" -eq 0 ] || die "run me as root: the testbed needs network namespaces"
 [ -x "$SATGW" ] || die "no satgw binary at $SATGW (build it first: ./setup.sh demo does)"
 
-# ---- testbed ---------------------------------------------------------------------
 TB_NAME=demo
-TB_BUDGET=${DEMO_BUDGET:-120}
+TB_BUDGET=${DEMO_BUDGET:-150}
 # shellcheck source=testbed.sh
 source "$HERE/testbed.sh"
 DEMO_T0=$(date +%s.%N)
 tb_init "$SATGW"
-tb_topology routed
+P=$TB_E2E_DIR/policies
+EMU_POLICY=$P/chain-emulator-ber.yaml
+pols=("$EMU_POLICY")
+[[ " $RUNS " != *" without "* ]] || pols+=("$P/chain-hub.yaml" "$P/chain-terminal.yaml")
+[[ " $RUNS " != *" with "* ]] || pols+=("$P/chain-hub-satlink.yaml" "$P/chain-terminal-satlink.yaml")
+for f in "${pols[@]}"; do
+	"$SATGW" --check-config "$f" >"$TB_DIR/check.out" 2>&1 ||
+		{ cat "$TB_DIR/check.out" >&2; die "$(basename "$f") does not validate"; }
+done
+tb_topology chain
+eval "$("$TB_PY" "$TB_E2E_DIR/chain.py" params "$EMU_POLICY")"
 
-POLICY="$TB_DIR/demo-hub.yaml"
-cat >"$POLICY" <<EOF
-# The demo hub: core side (port terr, server fh) and satellite side (port sat,
-# remote site-a with the client mh). Routed: satgw rewrites MACs towards the
-# next hops, which carry the fh0 and mh0 MACs of the testbed.
-version: 1
-role: hub
-ports:
-  - {name: terr, device: net_af_packet0, role: terrestrial, peer: sat}
-  - {name: sat, device: net_af_packet1, role: satellite, peer: terr}
-next_hops:
-  - {name: to-mh, port: sat, mac: "$TB_MAC_MH"}
-  - {name: to-fh, port: terr, mac: "$TB_MAC_FH"}
-terminals:
-  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24]}
-rules:
-  - {name: drop-telnet, match: {proto: [tcp], dst_ports: [23]}, action: drop}
-  - {name: to-site-a, match: {dst: [10.20.1.0/24]}, action: forward, next_hop: to-mh}
-  - {name: to-core, match: {dst: [10.10.0.0/24]}, action: forward, next_hop: to-fh}
-workers: {idle_backoff_us: 100}
-EOF
-"$SATGW" --check-config "$POLICY" >/dev/null || die "the demo policy does not validate"
-tb_satgw_start "$POLICY" 0
-tb_check "ping fh -> mh through satgw" tb_ping fh "$TB_IP_MH" 3 >/dev/null
+printf '\nsatgw demo: a TCP download across an emulated GEO satellite link, without and with\n'
+printf 'satlink, the reliable link layer between hub and terminal.\n\n'
+printf '  fh (server) -- [hub] -- [emulator] -- [terminal] -- mh (client)\n'
+printf '  link: %s ms each way, %s Mbit/s forward with bit errors at %s (%.1f%% of 1514-byte frames lost),\n' \
+	"$FWD_DELAY_MS" "$(awk -v r="$FWD_RATE" 'BEGIN { print r / 1e6 }')" "$FWD_BER" \
+	"$(awk -v b="$FWD_BER" 'BEGIN { print (1 - exp(8 * 1514 * log(1 - b))) * 100 }')"
+printf '        %s Mbit/s return; one TCP connection (cubic) for %s s per run\n\n' \
+	"$(awk -v r="$RET_RATE" 'BEGIN { print r / 1e6 }')" "$SECS"
 
-# ---- traffic -------------------------------------------------------------------
-say "iperf3: $SECONDS_IPERF s of TCP from the server (fh) to the client (mh), through satgw"
-port=$(tb_rand_port)
-tb_bg fh iperf3-server iperf3 -s -1 -p "$port" -B "$TB_IP_FH"
-tb_wait_listen fh "$port"
-tb_ns mh iperf3 -c "$TB_IP_FH" -p "$port" -R -t "$SECONDS_IPERF" -J >"$TB_DIR/iperf3.json" ||
-	{ tail -n 20 "$TB_DIR/iperf3.json" >&2; tb_fail "iperf3 failed"; }
-read -r IPERF_BYTES IPERF_BPS IPERF_RETR < <("$TB_PY" -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-r, s = d["end"]["sum_received"], d["end"]["sum_sent"]
-print(r["bytes"], r["bits_per_second"], s.get("retransmits", 0))' "$TB_DIR/iperf3.json")
-
-say "file: $FILE_MB MiB of random bytes, fh -> mh over one TCP connection"
 tb_mkfile "$TB_DIR/file.bin" "$FILE_MB"
-XFER_OK=0
-if (tb_xfer fh mh "$TB_IP_MH" "$TB_DIR/file.bin" 30); then
-	XFER_OK=1
-fi
-SHA_SENT=$(sha256sum "$TB_DIR/file.bin" | cut -d' ' -f1)
-SHA_RECV=$(ls "$TB_DIR"/xfer-fh-mh-*-recv.json >/dev/null 2>&1 &&
-	"$TB_PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["sha256"])' "$TB_DIR"/xfer-fh-mh-*-recv.json || echo none)
-XFER_BYTES=$("$TB_PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["bytes"])' "$TB_DIR"/xfer-fh-mh-*-recv.json 2>/dev/null || echo 0)
-XFER_SECS=$("$TB_PY" -c 'import json,sys; print("%.2f" % json.load(open(sys.argv[1]))["seconds"])' "$TB_DIR"/xfer-fh-mh-*-recv.json 2>/dev/null || echo 0)
+RES=$TB_DIR/results.txt
+: >"$RES"
+NSTAT_KEYS=(TcpOutSegs TcpRetransSegs TcpExtTCPTimeouts TcpExtTCPSackRecovery TcpExtTCPLossProbes)
 
-tb_satgw_stop
+# run LABEL HUB_POLICY TERMINAL_POLICY
+run() {
+	local label=$1 hub=$2 term=$3 box k v
+	declare -A n0=()
+	tb_log "run '$label': starting emulator, hub ($(basename "$hub")), terminal ($(basename "$term"))"
+	tb_box_start emu "$EMU_POLICY" 1
+	tb_box_start hub "$hub" 0
+	tb_box_start term "$term" 0
+	tb_wait_path fh "$TB_IP_MH" 15
+	while read -r k v; do n0[$k]=$v; done < <(tb_nstat fh "${NSTAT_KEYS[@]}")
+	tb_log "run '$label': downloading for $SECS s"
+	tb_xfer_timed fh mh "$TB_IP_MH" "$TB_DIR/file.bin" "$SECS"
+	{
+		echo "$label bytes $TB_XFER_BYTES"
+		echo "$label seconds $TB_XFER_SECONDS"
+		echo "$label complete $TB_XFER_COMPLETE"
+		echo "$label sha256 $TB_XFER_SHA"
+		echo "$label result $TB_XFER_RESULT"
+		while read -r k v; do echo "$label $k $((v - ${n0[$k]:-0}))"; done < <(tb_nstat fh "${NSTAT_KEYS[@]}")
+	} >>"$RES"
+	# Hub and terminal first (their keepalives are the last traffic), then the
+	# link drains (270 ms), then the emulator: its counters are then final.
+	tb_boxes_stop hub term
+	sleep 0.8
+	tb_box_stop emu
+	for box in hub emu term; do
+		[ "${TB_BOX_RC[$box]}" = 0 ] || die "satgw $box exited with ${TB_BOX_RC[$box]} in run '$label'"
+		cp "$(tb_box_json "$box")" "$TB_DIR/$label-$box.json"
+	done
+}
 
-# ---- summary -------------------------------------------------------------------
-say "results"
-"$TB_PY" - "$IPERF_BYTES" "$IPERF_BPS" "$IPERF_RETR" "$SECONDS_IPERF" <<'PY'
-import sys
-b, bps, retr, secs = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-print("  iperf3   %s s, 1 TCP stream fh -> mh: %.1f MB received, goodput %.0f Mbit/s, %d retransmits"
-      % (secs, b / 1e6, bps / 1e6, retr))
-PY
-if [ "$SHA_SENT" = "$SHA_RECV" ]; then
-	verdict="MATCH"
-else
-	verdict="DIFFER"
-fi
-printf '  file     %s bytes sent, %s bytes received in %s s\n' "$(stat -c %s "$TB_DIR/file.bin")" "$XFER_BYTES" "$XFER_SECS"
-printf '           sha256 sent     %s\n           sha256 received %s  -> %s\n' "$SHA_SENT" "$SHA_RECV" "$verdict"
-printf '  satgw    exit code %s; %s frame(s) lost in the af_packet RX rings before satgw\n\n' \
-	"$TB_SATGW_RC" "${TB_RING_DROPS:-?}"
-"$TB_PY" "$TB_E2E_DIR/stats.py" summary "$TB_STATS_JSON" | sed 's/^./  &/'
+for r in $RUNS; do
+	case "$r" in
+	without) run without "$P/chain-hub.yaml" "$P/chain-terminal.yaml" ;;
+	with) run with "$P/chain-hub-satlink.yaml" "$P/chain-terminal-satlink.yaml" ;;
+	*) die "DEMO_RUNS: 'without' and/or 'with', not '$r'" ;;
+	esac
+done
+
+# ---- results ---------------------------------------------------------------------
 echo
-echo "  live counters while it runs: dpdk-telemetry.py -f <file-prefix>, then /satgw/stats, /satgw/ports, /satgw/rules"
-
-rc=0
-if [ "$XFER_OK" != 1 ] || [ "$verdict" != MATCH ]; then
-	echo "demo: FAILED: the file did not arrive intact" >&2
-	rc=1
-fi
-if [ "$TB_SATGW_RC" != 0 ]; then
-	echo "demo: FAILED: satgw exited with $TB_SATGW_RC" >&2
-	rc=1
-fi
-printf '\ndemo: %s in %.0f s (build not counted); testbed removed\n' \
-	"$([ $rc = 0 ] && echo OK || echo FAILED)" \
+"$TB_PY" - "$RES" "$TB_DIR" "$FWD_RATE" "$TB_E2E_DIR/satlink.py" "$RUNS" <<'PY'
+import json, os, subprocess, sys
+res_file, d, rate, slpy, runs = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5].split()
+R = {}
+for line in open(res_file):
+    label, k, v = line.split(None, 2)
+    R.setdefault(label, {})[k] = v.strip()
+title = {"without": "WITHOUT satlink: hub and terminal only route; TCP alone faces the losses",
+         "with": "WITH satlink: IP rides the reliable link layer between hub and terminal"}
+good = {}
+for label in runs:
+    r = R[label]
+    b, s = int(r["bytes"]), float(r["seconds"])
+    bps = b * 8 / s if s > 0 else 0
+    good[label] = bps
+    prog = json.load(open(r["result"])).get("progress", [])
+    half = [p for p in prog if p[0] >= s / 2]
+    late = ""
+    if len(half) >= 2 and half[-1][0] > half[0][0]:
+        late = ", %.2f Mbit/s over its last %.0f s" % (
+            (half[-1][1] - half[0][1]) * 8 / (half[-1][0] - half[0][0]) / 1e6, half[-1][0] - half[0][0])
+    print("== %s" % title[label])
+    print("  download  %.2f MB in %.1f s%s: goodput %.2f Mbit/s (%.1f%% of the %g Mbit/s link)%s" % (
+        b / 1e6, s, " (the whole file)" if r["complete"] == "1" else "", bps / 1e6,
+        bps / rate * 100, rate / 1e6, late))
+    print("  checksum  sha256 of the %d bytes received = sha256 of the file's first %d bytes: MATCH"
+          % (b, b))
+    print("  sender    TCP: %s segments sent, %s retransmitted, %s timeouts, %s SACK recoveries, "
+          "%s loss probes" % (r.get("TcpOutSegs", "?"), r.get("TcpRetransSegs", "?"),
+                              r.get("TcpExtTCPTimeouts", "?"), r.get("TcpExtTCPSackRecovery", "?"),
+                              r.get("TcpExtTCPLossProbes", "?")))
+    link = json.load(open(os.path.join(d, "%s-emu.json" % label)))["link"]
+    for dn in ("forward", "return"):
+        l = link[dn]
+        print("  link %-7s offered %6d frames, delivered %6d, dropped: bit errors %d, queue %d, "
+              "outage %d" % (dn, l["offered_packets"], l["delivered_packets"], l["dropped_loss"],
+                             l["dropped_queue"], l["dropped_outage"]))
+    if label == "with":
+        for box, what in (("hub", "hub"), ("term", "terminal")):
+            out = subprocess.run(["/usr/bin/python3", slpy, "summary",
+                                  os.path.join(d, "with-%s.json" % box), "--label", what],
+                                 capture_output=True, text=True)
+            for line in (out.stdout or out.stderr).splitlines():
+                print("  satlink   " + line)
+    else:
+        print("  satlink   (not used)")
+    print()
+if "with" in good and "without" in good:
+    w, wo = good["with"], good["without"]
+    rw, rwo = R["with"].get("TcpRetransSegs", "?"), R["without"].get("TcpRetransSegs", "?")
+    print("satlink: %.2f Mbit/s against %.2f Mbit/s without, %s the goodput over the same lossy GEO "
+          "link (TCP retransmitted %s segments with, %s without)" % (
+              w / 1e6, wo / 1e6, ("%.0fx" % (w / wo)) if wo > 0 else "infinitely more", rw, rwo))
+PY
+printf '\ndemo: OK in %.0f s (build not counted); testbed removed\n' \
 	"$(awk -v a="$(date +%s.%N)" -v b="$DEMO_T0" 'BEGIN { print a - b }')"
-exit "$rc"
