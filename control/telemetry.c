@@ -16,6 +16,7 @@
  * made '_', and every entry carries the real name in "name".
  */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,20 +223,32 @@ tel_workers_body(const char *params __rte_unused,
 	return 0;
 }
 
+/* A paged command's parameter: the first index (decimal), none = 0; -1 if malformed. */
+static int
+parse_first(const char *params, uint32_t *first)
+{
+	unsigned long v;
+	char *end;
+
+	*first = 0;
+	if (params == NULL || params[0] == '\0')
+		return 0;
+	errno = 0;
+	v = strtoul(params, &end, 10);
+	if (*end != '\0' || errno != 0 || v > UINT32_MAX)
+		return -1;
+	*first = (uint32_t)v;
+	return 0;
+}
+
 static int
 tel_rules_body(const char *params, struct rte_tel_data *d)
 {
 	const struct sgw_snapshot *s;
 	uint32_t first = 0, r;
 
-	if (params != NULL && params[0] != '\0') {
-		char *end;
-		unsigned long v = strtoul(params, &end, 10);
-
-		if (*end != '\0')
-			return -1;
-		first = (uint32_t)v;
-	}
+	if (parse_first(params, &first) != 0)
+		return -1;
 	rte_tel_data_start_dict(d);
 	s = tel_ctl->dp->snap;
 	rte_tel_data_add_dict_u64(d, "total", s->pol.n_rules);
@@ -389,14 +402,8 @@ tel_satlink_body(const char *params, struct rte_tel_data *d)
 	struct rte_tel_data *cd;
 	uint32_t first = 0, i;
 
-	if (params != NULL && params[0] != '\0') {
-		char *end;
-		unsigned long v = strtoul(params, &end, 10);
-
-		if (*end != '\0')
-			return -1;
-		first = (uint32_t)v;
-	}
+	if (parse_first(params, &first) != 0)
+		return -1;
 	rte_tel_data_start_dict(d);
 	if (dp->sl == NULL)
 		return 0;

@@ -27,6 +27,7 @@
 #include <rte_ring.h>
 
 #include "control.h"
+#include "dp_harness.h"
 #include "flow_table.h"
 #include "pkt_build.h"
 #include "policy_yaml.h"
@@ -37,53 +38,12 @@ using Bytes = std::vector<uint8_t>;
 
 namespace {
 
-class EalEnv : public ::testing::Environment {
-public:
-	void SetUp() override
-	{
-		std::string prefix = "sgw_pipeline_" + std::to_string(getpid());
-		const char *argv[] = {"test_pipeline", "--no-huge", "-m", "1024", "--no-pci",
-				      "--file-prefix", prefix.c_str(), "-l", "0-1",
-				      "--log-level", "warning"};
-		int argc = sizeof(argv) / sizeof(argv[0]);
-		ASSERT_GE(rte_eal_init(argc, const_cast<char **>(argv)), 0)
-			<< "EAL init failed: " << rte_strerror(rte_errno);
-	}
-	void TearDown() override { rte_eal_cleanup(); }
-};
-
 const ::testing::Environment *const eal_env =
-	::testing::AddGlobalTestEnvironment(new EalEnv);
+	::testing::AddGlobalTestEnvironment(new sgwtest::EalEnv("pipeline"));
 
 int g_seq;
 
-/* One net_ring port: the test writes to rx, reads from tx. */
-struct RingPort {
-	std::string name;
-	struct rte_ring *rx = nullptr, *tx = nullptr;
-	uint16_t port_id = 0;
-
-	void make(const std::string &base)
-	{
-		name = base;
-		rx = rte_ring_create((base + "_rx").c_str(), 4096, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-		tx = rte_ring_create((base + "_tx").c_str(), 4096, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-		ASSERT_NE(rx, nullptr);
-		ASSERT_NE(tx, nullptr);
-		int id = rte_eth_from_rings(name.c_str(), &rx, 1, &tx, 1, 0);
-		ASSERT_GE(id, 0);
-		port_id = uint16_t(id);
-		/* The ring PMD names the device net_ring_<name>: that is what the policy uses. */
-		char dev[RTE_ETH_NAME_MAX_LEN];
-		ASSERT_EQ(rte_eth_dev_get_name_by_port(port_id, dev), 0);
-		name = dev;
-	}
-	void free_rings()
-	{
-		rte_ring_free(rx);
-		rte_ring_free(tx);
-	}
-};
+using sgwtest::RingPort;
 
 class Pipeline : public ::testing::Test {
 protected:

@@ -28,6 +28,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "dp_harness.h"
 #include "pkt_build.h"
 #include "policy_yaml.h"
 #include "sgw_dp.h"
@@ -37,71 +38,13 @@ using Bytes = std::vector<uint8_t>;
 
 namespace {
 
-class EalEnv : public ::testing::Environment {
-public:
-	void SetUp() override
-	{
-		std::string prefix = "sgw_slpair_" + std::to_string(getpid());
-		const char *argv[] = {"test_satlink_pair", "--no-huge", "-m", "1024", "--no-pci",
-				      "--file-prefix", prefix.c_str(), "-l", "0-1",
-				      "--log-level", "warning"};
-		int argc = sizeof(argv) / sizeof(argv[0]);
-		ASSERT_GE(rte_eal_init(argc, const_cast<char **>(argv)), 0)
-			<< "EAL init failed: " << rte_strerror(rte_errno);
-	}
-	void TearDown() override { rte_eal_cleanup(); }
-};
-
 const ::testing::Environment *const eal_env =
-	::testing::AddGlobalTestEnvironment(new EalEnv);
+	::testing::AddGlobalTestEnvironment(new sgwtest::EalEnv("slpair"));
 
 int g_seq;
 
-struct RingPort {
-	std::string name;
-	struct rte_ring *rx = nullptr, *tx = nullptr;
-
-	void make(const std::string &base)
-	{
-		rx = rte_ring_create((base + "_rx").c_str(), 16384, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-		tx = rte_ring_create((base + "_tx").c_str(), 16384, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-		ASSERT_NE(rx, nullptr);
-		ASSERT_NE(tx, nullptr);
-		int id = rte_eth_from_rings(base.c_str(), &rx, 1, &tx, 1, 0);
-		ASSERT_GE(id, 0);
-		char dev[RTE_ETH_NAME_MAX_LEN];
-		ASSERT_EQ(rte_eth_dev_get_name_by_port(uint16_t(id), dev), 0);
-		name = dev;
-	}
-	std::vector<struct rte_mbuf *> take()
-	{
-		std::vector<struct rte_mbuf *> v;
-		void *o;
-		while (rte_ring_dequeue(tx, &o) == 0)
-			v.push_back(static_cast<struct rte_mbuf *>(o));
-		return v;
-	}
-	void free_all()
-	{
-		for (auto *m : take())
-			rte_pktmbuf_free(m);
-		void *o;
-		while (rte_ring_dequeue(rx, &o) == 0)
-			rte_pktmbuf_free(static_cast<struct rte_mbuf *>(o));
-		rte_ring_free(rx);
-		rte_ring_free(tx);
-	}
-};
-
-Bytes
-bytes_of(const struct rte_mbuf *m)
-{
-	Bytes b(rte_pktmbuf_pkt_len(m));
-	const void *d = rte_pktmbuf_read(m, 0, uint32_t(b.size()), b.data());
-	if (d != b.data())
-		memcpy(b.data(), d, b.size());
-	return b;
-}
+using sgwtest::RingPort;
+using sgwtest::bytes_of;
 
 const char *const HUB_SAT_MAC = "02:00:00:00:03:01";
 const char *const TERM_SAT_MAC = "02:00:00:00:04:01";
@@ -131,10 +74,10 @@ protected:
 	void SetUp() override
 	{
 		int n = ++g_seq;
-		terr.make("slt" + std::to_string(n));
-		hsat.make("slh" + std::to_string(n));
-		tsat.make("sls" + std::to_string(n));
-		lan.make("sll" + std::to_string(n));
+		terr.make("slt" + std::to_string(n), 16384);
+		hsat.make("slh" + std::to_string(n), 16384);
+		tsat.make("sls" + std::to_string(n), 16384);
+		lan.make("sll" + std::to_string(n), 16384);
 		memset(hub.get(), 0, sizeof(*hub));
 		memset(term.get(), 0, sizeof(*term));
 	}
