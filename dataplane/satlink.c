@@ -526,10 +526,19 @@ pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
      struct sgw_sl_sess *ss)
 {
 	pace_send(w, s, sl, ss);
-	while (ss->fq_n > 0 && ss->pq_n < ss->pq_low) {
-		struct rte_mbuf *m = ss->fq[ss->fq_head];
-		int rc = sgw_arq_send(ss->arq, w->now_ns, 0, (uint64_t)(uintptr_t)m,
-				      rte_pktmbuf_pkt_len(m), 0, &w->sl.out);
+	while (ss->fq_n > 0) {
+		struct rte_mbuf *m;
+		int rc;
+
+		if (ss->pq_n >= ss->pq_low) {
+			/* Send what is due (once per pq_low frames, not per packet), then see. */
+			pace_send(w, s, sl, ss);
+			if (ss->pq_n >= ss->pq_low)
+				break;
+		}
+		m = ss->fq[ss->fq_head];
+		rc = sgw_arq_send(ss->arq, w->now_ns, 0, (uint64_t)(uintptr_t)m,
+				  rte_pktmbuf_pkt_len(m), 0, &w->sl.out);
 
 		if (rc == -ENOBUFS || rc == -EAGAIN)
 			break;  /* window and the ARQ's queue full, or resetting: later */
@@ -542,8 +551,8 @@ pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 			rte_pktmbuf_free(m);
 		}
 		run_actions(w, s, ss);
-		pace_send(w, s, sl, ss);
 	}
+	pace_send(w, s, sl, ss);
 }
 
 static void

@@ -212,7 +212,7 @@ rule_for(const struct sgw_snapshot *s, const struct sgw_pkt_info *pi, uint16_t p
 }
 
 /* Carry out the matched rule's action (or the default action) on one packet. */
-static inline void
+static __rte_always_inline void
 emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m, uint16_t pidx,
      const struct sgw_pkt_info *pi, int32_t term, int32_t rule)
 {
