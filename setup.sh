@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # satgw setup: installs the Debian packages that are missing, builds satgw
 # into ./build, then runs one job:
-#   ./setup.sh demo    the demo testbed: real Linux TCP through satgw in network namespaces
+#   ./setup.sh demo    the demo: a real Linux TCP download across an emulated GEO link
+#                      (hub - emulator - terminal in network namespaces), without
+#                      and with satlink, the reliable link layer
 #   ./setup.sh test    the whole test suite through ctest (unit, pipeline, end-to-end)
 #   ./setup.sh bench   the benchmarks; writes docs/benchmarks.md
 #   ./setup.sh build   install and build only
