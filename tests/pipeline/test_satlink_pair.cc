@@ -544,6 +544,50 @@ TEST_F(SatlinkPair, SealedFramesAndForgeriesDropped)
 	EXPECT_GT(h.arq.tx_retx, 0u) << "forged frames are losses, repaired by the ARQ";
 }
 
+TEST_F(SatlinkPair, ReplayedFramesDroppedByTheCryptoLayer)
+{
+	std::string d = write_keys(KEY_A, KEY_A);
+	start(hub_yaml(", keys: " + d + "/hub.keys"), term_yaml(", keys: " + d + "/term.keys"));
+	/* An eavesdropper records every 5th forward frame as it passes. */
+	std::vector<struct rte_mbuf *> recorded;
+	uint64_t seen = 0;
+	bool recording = true;
+	channel = [&](bool fw, struct rte_mbuf *m) {
+		if (fw && recording && seen++ % 5 == 0)
+			recorded.push_back(rte_pktmbuf_copy(m, hub->pool, 0, UINT32_MAX));
+		return true;
+	};
+	run_until(300000000);
+	std::vector<Bytes> sent;
+	for (uint32_t i = 0; i < 60; i++) {
+		sent.push_back(downlink(i));
+		inject(hub.get(), terr, sent.back());
+		run_until(now + 1000000);
+	}
+	run_until(now + 1000000000ull);
+	auto got = recv(lan);
+	ASSERT_EQ(got.size(), sent.size());
+	sgw_sl_pub before = session(term.get());
+	ASSERT_GT(recorded.size(), 10u);
+	/* ... and plays them all back to the terminal. */
+	recording = false;
+	for (auto *m : recorded)
+		ASSERT_NE(m, nullptr);
+	for (auto *m : recorded)
+		ASSERT_EQ(rte_ring_enqueue(tsat.rx, m), 0);
+	run_until(now + 500000000ull);
+	EXPECT_TRUE(recv(lan).empty()) << "a replayed frame was delivered";
+	sgw_sl_pub after = session(term.get());
+	uint64_t refused = after.crypto.rx_dropped[SGW_SLC_REPLAY] -
+			   before.crypto.rx_dropped[SGW_SLC_REPLAY] +
+			   after.crypto.rx_dropped[SGW_SLC_TOO_OLD] -
+			   before.crypto.rx_dropped[SGW_SLC_TOO_OLD];
+	EXPECT_EQ(refused, recorded.size());
+	EXPECT_EQ(after.arq.rx_frames, before.arq.rx_frames) << "replays must not reach the ARQ";
+	EXPECT_EQ(after.pkts_delivered, before.pkts_delivered);
+	EXPECT_EQ(after.state, SGW_ARQ_UP);
+}
+
 TEST_F(SatlinkPair, WrongKeyDeliversNothing)
 {
 	std::string d = write_keys(KEY_A, KEY_B);
