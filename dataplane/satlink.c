@@ -87,6 +87,13 @@ sgw_sl_ctr_name(int c)
 
 /* ------------------------------------------------------------------ setup */
 
+/* Fragments of the largest IP packet carried, at frame_size bytes each. */
+static uint16_t
+max_frags_of(uint16_t frame_size)
+{
+	return (uint16_t)RTE_MIN((SL_MAX_IP_PKT + frame_size - 1) / frame_size, SGW_ARQ_MAX_FRAGS);
+}
+
 /* Frames of a window: 2 x rate x rtt (room to keep sending while a loss is repaired). */
 static uint32_t
 window_of(uint64_t rate_bps, uint32_t rtt_ms, uint16_t frame_size, uint32_t max)
@@ -145,8 +152,7 @@ sess_init(struct sgw_dp *dp, struct sgw_sl *sl, const struct sgw_policy *pol,
 	ac.rx_window = sl->rx_window;
 	ac.sendq_pkts = SL_ARQ_SENDQ;
 	ac.frag_size = sc->frame_size;
-	ac.max_frags = (uint16_t)RTE_MIN((SL_MAX_IP_PKT + sc->frame_size - 1) / sc->frame_size,
-					 SGW_ARQ_MAX_FRAGS);
+	ac.max_frags = max_frags_of(sc->frame_size);
 	ac.retx_copies = sc->retx_copies;
 	ac.retx_spacing_ns = (uint64_t)sc->retx_spacing_us * 1000u;
 	ac.status_interval_ns = (uint64_t)sc->status_interval_ms * 1000000u;
@@ -209,7 +215,7 @@ sgw_sl_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	struct rte_hash_parameters hp = {0};
 	struct sgw_sl *sl;
 	char name[RTE_HASH_NAMESIZE];
-	uint32_t i, n = 0, act_cap, max_frags;
+	uint32_t i, n = 0, act_cap;
 	uint16_t mtu = 0;
 	bool hub = pol->role == SGW_ROLE_HUB;
 	char err[2048];
@@ -286,10 +292,7 @@ sgw_sl_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	sgw_slcrypto_keys_free(keys);
 	keys = NULL;
 
-	max_frags = RTE_MIN((SL_MAX_IP_PKT + sc->frame_size - 1) / sc->frame_size,
-			    SGW_ARQ_MAX_FRAGS);
-	act_cap = RTE_MAX(512u, 2 * SGW_ARQ_MIN_ROOM(max_frags));
-	sl->act_cap = act_cap;
+	act_cap = RTE_MAX(512u, 2 * SGW_ARQ_MIN_ROOM(max_frags_of(sc->frame_size)));
 	for (i = 0; i < dp->n_workers; i++) {
 		struct sgw_sl_worker *x = &dp->workers[i]->sl;
 

@@ -97,7 +97,6 @@ struct sgw_sl_sess {
 	struct rte_mbuf **pq;           /* built frames waiting for the line */
 	uint32_t fq_head, fq_n, fq_cap;
 	struct rte_mbuf **fq;           /* reliable packets waiting for the ARQ */
-	uint8_t last_state;
 	bool touched;                   /* in the worker's touched list */
 	struct sgw_sl_pub c;            /* the counters the stage keeps (arq/crypto: copies) */
 	/* publication (seqlock: odd while the owner writes) */
@@ -114,7 +113,6 @@ struct sgw_sl {
 	struct sgw_sl_sess *sess;
 	struct rte_hash *by_id;         /* terminal id -> session index (read only) */
 	struct sgw_slcrypto_engine *eng[64];  /* per worker, with keys only */
-	uint32_t act_cap;               /* action array per worker */
 	struct rte_ether_addr peer_mac;
 	uint32_t tx_window, rx_window;  /* as computed from the rates */
 	bool keyed;

@@ -141,11 +141,7 @@ protected:
 
 		while (rte_ring_dequeue(p.tx, &o) == 0) {
 			struct rte_mbuf *m = static_cast<struct rte_mbuf *>(o);
-			Bytes bytes(rte_pktmbuf_pkt_len(m));
-			const void *d = rte_pktmbuf_read(m, 0, uint32_t(bytes.size()), bytes.data());
-			if (d != bytes.data())
-				memcpy(bytes.data(), d, bytes.size());
-			out.push_back(bytes);
+			out.push_back(sgwtest::bytes_of(m));
 			rte_pktmbuf_free(m);
 		}
 		return out;
