@@ -681,7 +681,8 @@ event(struct sgw_worker *w, struct sgw_sl_sess *ss, uint8_t code)
 	static const char *const what[] = {
 		[SGW_ARQ_EV_LINK_UP] = "link up",
 		[SGW_ARQ_EV_LINK_DOWN] = "LINK DOWN (nothing heard)",
-		[SGW_ARQ_EV_PEER_RESTART] = "peer restarted (new epoch): held data released",
+		[SGW_ARQ_EV_PEER_RESTART] =
+			"peer restarted or lost the session: held data released",
 	};
 
 	if (code < RTE_DIM(what) && what[code] != NULL)
@@ -1150,6 +1151,9 @@ sgw_sl_session_fields(const struct sgw_sl_pub *p, sgw_sl_kv_fn fn, void *ctx)
 	F("link_ups", a->link_ups);
 	F("link_downs", a->link_downs);
 	F("peer_restarts", a->peer_restarts);
+	F("peer_lost", a->peer_lost);
+	F("hello_refused_live", a->hello_refused_live);
+	F("status_behind", a->status_behind);
 	F("rtt_samples", a->rtt_samples);
 	F("srtt_us", a->srtt_ns / 1000u);
 	F("rto_us", a->rto_ns / 1000u);

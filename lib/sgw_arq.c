@@ -51,7 +51,6 @@
 
 #define NIL UINT32_MAX
 #define EV_RING 16u
-#define EPOCH_HISTORY 4u
 #define RTT_GRANULARITY_NS 1000000u  /* G of RFC 6298: 1 ms */
 #define RTO_SHIFT_MAX 16u
 
@@ -147,8 +146,6 @@ struct sgw_arq {
 	uint32_t peer_epoch;
 	uint32_t peer_isn;
 	uint32_t peer_rx_window;
-	uint32_t retired[EPOCH_HISTORY];
-	uint32_t n_retired;
 	uint32_t wnd;             /* send window in use */
 	uint64_t keepalive_ns;    /* in use: min(conf, what the peer asked for) */
 	uint64_t last_rx_ns;      /* last valid frame heard */
@@ -173,6 +170,7 @@ struct sgw_arq {
 	uint8_t rtt_seq_valid;
 	uint8_t have_rtt;
 	uint32_t rtt_seq;         /* last seq sampled */
+	uint64_t behind_ns;       /* since when statuses ack less than snd_una, or NEVER */
 	uint64_t srtt;
 	uint64_t rttvar;
 	uint32_t rto_shift;
@@ -433,6 +431,7 @@ tx_space_init(struct sgw_arq *a)
 	a->rack_valid = 0;
 	a->rtt_seq_valid = 0;
 	a->rto_shift = 0;
+	a->behind_ns = SGW_ARQ_NEVER;
 	list_init(&a->inflight);
 	list_init(&a->lost);
 	list_init(&a->spaced);
@@ -687,22 +686,18 @@ sess_heard(struct sgw_arq *a)
 		sess_link_up(a);
 }
 
+/*
+ * The known peer was heard within link_down: a frame of the session, or a
+ * HELLO it sent us. While it is, nothing but its own frames can change the
+ * session: a HELLO from another epoch is refused, and a frame of its epoch
+ * that denies knowing ours is ignored. This is what keeps a single forged
+ * frame (no keys: the link is unauthenticated) from ending a live session;
+ * a real restart is seen once the old incarnation has been silent that long.
+ */
 static bool
-epoch_retired(const struct sgw_arq *a, uint32_t e)
+peer_live(const struct sgw_arq *a)
 {
-	uint32_t i;
-
-	for (i = 0; i < a->n_retired && i < EPOCH_HISTORY; i++)
-		if (a->retired[i] == e)
-			return true;
-	return false;
-}
-
-static void
-epoch_retire(struct sgw_arq *a, uint32_t e)
-{
-	a->retired[a->n_retired % EPOCH_HISTORY] = e;
-	a->n_retired++;
+	return a->peer_epoch != 0 && a->now - a->last_rx_ns < a->c.link_down_ns;
 }
 
 static void
@@ -722,6 +717,40 @@ sweep_start(struct sgw_arq *a, bool drain)
 	}
 	if (drain)
 		a->drain = 1;
+}
+
+/*
+ * Nothing of the session with the known peer survives: everything held is
+ * released, both sequence spaces start over (ours at our ISN, the peer's at
+ * the ISN of the HELLO it is learned from next), CONNECTING. PEER_RESTART
+ * tells the upper layer that what it handed over is gone.
+ */
+static void
+sess_reset(struct sgw_arq *a)
+{
+	event_push(a, SGW_ARQ_EV_PEER_RESTART);
+	a->state = SESS_CONNECTING;
+	a->link_up = 0;
+	a->force_status = 0;
+	a->hello_next_ns = a->now;
+	sweep_start(a, false);
+}
+
+/*
+ * The known peer, silent for link_down, shows that it no longer has a session
+ * with us: a frame of its epoch names another epoch of ours, or (a HELLO
+ * while we are up) none. Its state and ours can no longer match, so both go
+ * back to first contact: we release everything and forget its epoch, our
+ * HELLOs name no peer, and its next HELLO is learned afresh; the peer, seeing
+ * a HELLO of our epoch naming none of its own, does the same.
+ */
+static void
+sess_forget(struct sgw_arq *a)
+{
+	a->st.peer_lost++;
+	a->peer_epoch = 0;
+	a->ack_hello = 0;
+	sess_reset(a);
 }
 
 /* Sweep step; returns true when done. */
@@ -1144,25 +1173,60 @@ tx_mark_lost(struct sgw_arq *a, uint32_t i, uint8_t copies)
 	tx_set_state(a, i, TX_LOST);
 }
 
+/*
+ * A status whose cumulative ack is below snd_una. The peer's cumulative ack
+ * never goes back, so one such status is a late (reordered) one; statuses
+ * that stay behind for link_down mean the peer lacks frames that this end
+ * was told had arrived and has released (a forged ack, without keys): they
+ * can never be sent again, so both ends start over. Returns true then.
+ */
+static bool
+status_behind(struct sgw_arq *a)
+{
+	if (a->behind_ns == SGW_ARQ_NEVER) {
+		a->behind_ns = a->now;
+		return false;
+	}
+	if (a->now - a->behind_ns < a->c.link_down_ns)
+		return false;
+	sess_forget(a);
+	return true;
+}
+
 static int
 rx_status(struct sgw_arq *a, const struct sgw_satlink_hdr *h, const void *body, size_t len)
 {
 	struct sgw_satlink_status sb;
-	uint32_t cum = h->seq, w;
+	uint32_t cum = h->seq, w, nw, fwd, span;
 
 	if (sgw_satlink_parse_status(body, len, &sb) != SGW_SL_OK)
 		return SGW_ARQ_RX_BAD_FRAME;
-	/* An older status (reordered) still tells which frames arrived; one
-	 * acknowledging frames never sent is refused. */
-	if (SEQ_GT(cum, a->snd_nxt))
-		return SGW_ARQ_RX_BAD_FRAME;
+	/*
+	 * The cumulative ack must lie in [snd_una, snd_nxt], or be an older one
+	 * (a reordered status, which still tells which frames arrived) at most
+	 * a ring behind. Both tests are unsigned distances bounded by the
+	 * window, so no value a peer sends can read as "ahead" by wrapping
+	 * (cum = snd_nxt + 2^31 did, and the ack loop below then walked 2^32
+	 * sequence numbers).
+	 */
+	fwd = cum - a->snd_una;
+	if (fwd > a->snd_nxt - a->snd_una) {
+		if (a->snd_una - cum > a->tx_mask + 1)
+			return SGW_ARQ_RX_BAD_FRAME;
+		a->st.status_behind++;
+		if (status_behind(a))
+			return SGW_ARQ_RX_OK;
+		fwd = 0;
+	} else {
+		a->behind_ns = SGW_ARQ_NEVER;
+	}
 	sess_heard(a);
 	a->st.status_rx++;
 
 	/* RTT from the echo: the frame's first (only) transmission to now,
 	 * minus the time the receiver held the status back. */
 	if (sb.echo_delay_us != SGW_SATLINK_NO_ECHO &&
-	    SEQ_GE(sb.echo_seq, a->snd_una) && SEQ_LT(sb.echo_seq, a->snd_nxt) &&
+	    sb.echo_seq - a->snd_una < a->snd_nxt - a->snd_una &&
 	    (!a->rtt_seq_valid || SEQ_GT(sb.echo_seq, a->rtt_seq))) {
 		const struct tx_slot *s = &a->tx[sb.echo_seq & a->tx_mask];
 		uint64_t hold = (uint64_t)sb.echo_delay_us * 1000;
@@ -1174,11 +1238,23 @@ rx_status(struct sgw_arq *a, const struct sgw_satlink_hdr *h, const void *body, 
 		}
 	}
 
-	while (SEQ_LT(a->snd_una, cum)) {
+	for (; fwd > 0; fwd--) {
 		tx_ack(a, a->snd_una);
 		a->snd_una++;
 	}
-	for (w = 0; w < sb.nwords; w++) {
+	/* Words past snd_nxt name frames never sent: the loop stops at the
+	 * window (a local bound), not at the peer's word count. */
+	span = a->snd_nxt - cum;  /* <= window + ring: cum was checked above */
+	nw = (span + 30) / 32;    /* words covering cum + 1 .. snd_nxt - 1 */
+	if (nw < sb.nwords) {
+		/* at most SGW_SATLINK_STATUS_MAX_WORDS, the parser's bound */
+		for (w = nw; w < sb.nwords; w++)
+			a->st.bad_acks +=
+				(uint32_t)__builtin_popcount(sgw_satlink_status_word(&sb, w));
+	} else {
+		nw = sb.nwords;
+	}
+	for (w = 0; w < nw; w++) {
 		uint32_t bits = sgw_satlink_status_word(&sb, w);
 		uint32_t seq0 = cum + 1 + 32 * w;
 
@@ -1615,6 +1691,20 @@ epochs_match(const struct sgw_arq *a, const struct sgw_satlink_hdr *h)
 	       h->peer_epoch == a->c.local_epoch;
 }
 
+/*
+ * A DATA or STATUS frame that failed the epoch check: from the known peer
+ * but to another epoch of ours, while the peer has been silent for link_down,
+ * it shows the peer has a session with someone else in our place (it adopted
+ * a forged epoch during an outage, say): both go back to first contact.
+ */
+static int
+stale_from_peer(struct sgw_arq *a, const struct sgw_satlink_hdr *h)
+{
+	if (a->peer_epoch != 0 && h->sender_epoch == a->peer_epoch && !peer_live(a))
+		sess_forget(a);
+	return SGW_ARQ_RX_STALE_EPOCH;
+}
+
 static int
 rx_refuse(struct sgw_arq *a, int r)
 {
@@ -1635,7 +1725,7 @@ sgw_arq_rx_data(struct sgw_arq *a, uint64_t now_ns, const struct sgw_satlink_hdr
 	if (r == SGW_ARQ_RX_OK && (h->type != SGW_SL_DATA || h->payload_len == 0))
 		r = SGW_ARQ_RX_BAD_FRAME;
 	if (r == SGW_ARQ_RX_OK && !epochs_match(a, h))
-		r = SGW_ARQ_RX_STALE_EPOCH;
+		r = stale_from_peer(a, h);
 	if (r != SGW_ARQ_RX_OK) {
 		pump(a, o);
 		return rx_refuse(a, r);
@@ -1663,18 +1753,16 @@ rx_hello(struct sgw_arq *a, const struct sgw_satlink_hdr *h, const void *body, s
 	if (sgw_satlink_parse_hello(body, len, &hb) != SGW_SL_OK)
 		return SGW_ARQ_RX_BAD_FRAME;
 	if (e != a->peer_epoch) {
-		if (epoch_retired(a, e))
+		if (peer_live(a)) {
+			/* a delayed HELLO of a previous incarnation, or a forgery */
+			a->st.hello_refused_live++;
 			return SGW_ARQ_RX_STALE_EPOCH;
+		}
 		if (a->peer_epoch != 0) {
-			/* the peer restarted: nothing of the old session survives */
-			epoch_retire(a, a->peer_epoch);
+			/* the peer restarted (its old epoch is silent): nothing of
+			 * the old session survives */
 			a->st.peer_restarts++;
-			event_push(a, SGW_ARQ_EV_PEER_RESTART);
-			a->state = SESS_CONNECTING;
-			a->link_up = 0;
-			a->force_status = 0;
-			a->hello_next_ns = a->now;
-			sweep_start(a, false);
+			sess_reset(a);
 		}
 		a->peer_epoch = e;
 		a->peer_isn = h->seq;
@@ -1682,6 +1770,15 @@ rx_hello(struct sgw_arq *a, const struct sgw_satlink_hdr *h, const void *body, s
 			rx_space_init(a, h->seq);
 	} else if (h->seq != a->peer_isn) {
 		return SGW_ARQ_RX_BAD_FRAME;
+	} else if (h->peer_epoch != a->c.local_epoch &&
+		   (h->peer_epoch != 0 || a->state == SESS_UP)) {
+		/* our peer does not (or no longer) know our epoch */
+		if (peer_live(a)) {
+			a->st.hello_refused_live++;
+			return SGW_ARQ_RX_STALE_EPOCH;
+		}
+		sess_forget(a);
+		return SGW_ARQ_RX_OK;
 	}
 	a->peer_rx_window = hb.rx_window;
 	a->keepalive_ns = a->c.keepalive_ns;
@@ -1719,7 +1816,7 @@ sgw_arq_rx_ctrl(struct sgw_arq *a, uint64_t now_ns, const struct sgw_satlink_hdr
 			break;
 		case SGW_SL_STATUS:
 			if (!epochs_match(a, h)) {
-				r = SGW_ARQ_RX_STALE_EPOCH;
+				r = stale_from_peer(a, h);
 				break;
 			}
 			if (a->state != SESS_UP)

@@ -268,10 +268,13 @@ struct sgw_arq_stats {
 	uint64_t hello_ack_tx;
 	uint64_t hello_rx;         /* HELLO and HELLO_ACK */
 	uint64_t bad_acks;         /* status bits for frames never sent (ignored) */
+	uint64_t status_behind;    /* statuses whose cumulative ack is below snd_una */
 	/* session */
 	uint64_t link_ups;
 	uint64_t link_downs;
-	uint64_t peer_restarts;
+	uint64_t peer_restarts;     /* a new peer epoch replaced a silent one */
+	uint64_t peer_lost;         /* the silent peer showed it lost our session: reset */
+	uint64_t hello_refused_live; /* HELLOs refused because the known peer is live */
 	uint64_t events_dropped;   /* events lost because 16 were already waiting */
 	/* RTT */
 	uint64_t rtt_samples;

@@ -396,7 +396,9 @@ class Sim {
 			return;
 		uint32_t pe = sgw_arq_peer_epoch(e.arq);
 		if (pe != e.last_peer) {
-			if (!insts[e.inst].learned.count(pe))
+			// Learned now, or again after this end forgot the peer (the
+			// reset's PEER_RESTART released everything taken before).
+			if (!insts[e.inst].learned.count(pe) || (e.last_peer == 0 && pe != 0))
 				insts[e.inst].learned[pe] = e.gen;
 			e.last_peer = pe;
 		}
@@ -758,6 +760,17 @@ class Sim {
 		Process(i, o);
 		if (r != SGW_ARQ_RX_OK)
 			Check(ep[i].held_rx.erase(id) == 1, "a refused frame's handle was used");
+		CheckBounds(i);
+		return r;
+	}
+
+	// Inject a control frame (STATUS, HELLO, HELLO_ACK) at endpoint i that
+	// no session sent.
+	int InjectCtrl(int i, const sgw_satlink_hdr &h, const uint8_t *body, size_t len)
+	{
+		sgw_arq_out o = Out(i);
+		int r = sgw_arq_rx_ctrl(ep[i].arq, now, &h, body, len, &o);
+		Process(i, o);
 		CheckBounds(i);
 		return r;
 	}
@@ -1167,17 +1180,19 @@ TEST(ArqSession, StaleAndForeignFramesRefused)
 	EXPECT_EQ(f.sim.fail, "");
 }
 
-TEST(ArqSession, DelayedHelloOfARetiredEpochIsRefused)
+TEST(ArqSession, DelayedHelloOfAnOldIncarnationIsRefused)
 {
 	Fixture f;
 	f.Up();
 	uint32_t old_a = f.sim.insts[f.sim.ep[0].inst].epoch;
 	uint32_t eb = f.sim.insts[f.sim.ep[1].inst].epoch;
 	f.sim.Restart(0);
-	f.sim.RunUntil(f.sim.now + 2 * kSec);
+	// B takes the new epoch once the old one has been silent for link_down.
+	f.sim.RunUntil(f.sim.now + 5 * kSec);
 	uint32_t new_a = f.sim.insts[f.sim.ep[0].inst].epoch;
 	ASSERT_EQ(sgw_arq_peer_epoch(f.sim.ep[1].arq), new_a);
 	ASSERT_EQ(f.sim.ep[1].ev_restart, 1u);
+	uint64_t refused_before = f.sim.Stats(1).hello_refused_live;
 	// A HELLO of the old incarnation, delayed in the network, arrives now.
 	uint8_t buf[SGW_SATLINK_HELLO_FRAME_LEN];
 	sgw_satlink_hdr h{};
@@ -1195,8 +1210,254 @@ TEST(ArqSession, DelayedHelloOfARetiredEpochIsRefused)
 	f.sim.Process(1, o);
 	EXPECT_EQ(sgw_arq_peer_epoch(f.sim.ep[1].arq), new_a);  // no second reset
 	EXPECT_EQ(f.sim.ep[1].ev_restart, 1u);
+	EXPECT_EQ(f.sim.Stats(1).hello_refused_live, refused_before + 1);
 	EXPECT_EQ(sgw_arq_get_state(f.sim.ep[1].arq), SGW_ARQ_UP);
 	EXPECT_EQ(f.sim.fail, "");
+}
+
+// ============================================================ hostile peer
+//
+// Frames no session sent, from someone on the link (issue 11). Without keys
+// the link is unauthenticated: these are what a forger can send.
+
+struct Forge {
+	uint32_t ea, eb;  // A's and B's epochs
+
+	explicit Forge(const Fixture &f)
+	    : ea(f.sim.insts[f.sim.ep[0].inst].epoch), eb(f.sim.insts[f.sim.ep[1].inst].epoch)
+	{
+	}
+
+	static sgw_satlink_hdr Hdr(uint8_t type, uint32_t sender, uint32_t peer, uint32_t seq,
+				   uint16_t len)
+	{
+		sgw_satlink_hdr h{};
+		h.version = 1;
+		h.type = type;
+		h.terminal_id = kTerminal;
+		h.sender_epoch = sender;
+		h.peer_epoch = peer;
+		h.seq = seq;
+		h.payload_len = len;
+		return h;
+	}
+
+	// A STATUS with cumulative ack cum and `words` bitmap words all ones.
+	static std::vector<uint8_t> StatusBody(uint16_t words)
+	{
+		std::vector<uint32_t> w(words, 0xffffffffu);
+		sgw_satlink_status st{};
+		st.echo_seq = 0;
+		st.echo_delay_us = SGW_SATLINK_NO_ECHO;
+		st.nwords = words;
+		std::vector<uint8_t> b(SGW_SATLINK_STATUS_FIXED + 4u * words);
+		size_t n = sgw_satlink_write_status(b.data(), b.size(), &st, w.data());
+		b.resize(n);
+		return b;
+	}
+
+	static std::vector<uint8_t> HelloBody()
+	{
+		std::vector<uint8_t> b(SGW_SATLINK_HELLO_LEN);
+		sgw_satlink_hello hb{1024, 64, 1400, 500};
+		b.resize(sgw_satlink_write_hello(b.data(), b.size(), &hb));
+		return b;
+	}
+};
+
+TEST(ArqAdversary, StatusAckingFramesNeverSentIsRefusedAtAnyDistance)
+{
+	Fixture f;
+	f.Up();
+	Forge g(f);
+	uint64_t t0 = f.sim.now;
+	f.sim.ep[0].traffic = Traffic{true, t0, 5 * kMs, 200, 0.0, 1400, 0, 1};
+	f.sim.RunUntil(t0 + 500 * kMs);  // frames in flight, some acknowledged
+	sgw_arq_stats before = f.sim.Stats(0);
+	uint32_t nxt = static_cast<uint32_t>(before.tx_frames);  // ISN 0, no datagrams
+	uint32_t ring = Pow2AtLeast(f.sim.ep[0].conf.tx_window);
+	ASSERT_GT(before.tx_outstanding, 0u);
+	std::vector<uint8_t> body = Forge::StatusBody(SGW_SATLINK_STATUS_MAX_WORDS);
+	// Every cumulative ack past snd_nxt (half a space ahead reads as behind
+	// in signed serial arithmetic: the 10-second walk of issue 11), and acks
+	// further back than a ring, are refused without touching the window.
+	uint32_t una = nxt - before.tx_outstanding;  // no loss: acks are cumulative
+	const uint32_t bad[] = {nxt + 1,          nxt + 2,          nxt + (1u << 31) - 1,
+				nxt + (1u << 31), nxt + (1u << 31) + 1, una - ring - 1,
+				una - ring - 0x10000u, nxt + ring + 100};
+	for (uint32_t cum : bad) {
+		sgw_satlink_hdr h = Forge::Hdr(SGW_SL_STATUS, g.eb, g.ea, cum,
+					       static_cast<uint16_t>(body.size()));
+		EXPECT_EQ(f.sim.InjectCtrl(0, h, body.data(), body.size()), SGW_ARQ_RX_BAD_FRAME)
+			<< "cum = snd_nxt + " << (cum - nxt);
+	}
+	sgw_arq_stats after = f.sim.Stats(0);
+	EXPECT_EQ(after.pkts_acked, before.pkts_acked);
+	EXPECT_EQ(after.tx_outstanding, before.tx_outstanding);
+	EXPECT_EQ(after.rx_refused[SGW_ARQ_RX_BAD_FRAME],
+		  before.rx_refused[SGW_ARQ_RX_BAD_FRAME] + sizeof(bad) / sizeof(bad[0]));
+	// The session carries on: everything is delivered exactly once.
+	ASSERT_TRUE(f.sim.Settle(60 * kSec)) << f.sim.fail;
+	f.sim.CheckComplete();
+	EXPECT_EQ(f.sim.delivered_rel, 200u);
+	// The issue's case: an idle session (snd_una == snd_nxt) and cum half a
+	// space ahead; before the fix this call walked 2^31 sequence numbers.
+	nxt = static_cast<uint32_t>(f.sim.Stats(0).tx_frames);
+	ASSERT_EQ(f.sim.Stats(0).tx_outstanding, 0u);
+	sgw_satlink_hdr h = Forge::Hdr(SGW_SL_STATUS, g.eb, g.ea, nxt + (1u << 31),
+				       static_cast<uint16_t>(body.size()));
+	EXPECT_EQ(f.sim.InjectCtrl(0, h, body.data(), body.size()), SGW_ARQ_RX_BAD_FRAME);
+	EXPECT_EQ(f.sim.Stats(0).tx_outstanding, 0u);
+	EXPECT_EQ(f.sim.fail, "");
+}
+
+TEST(ArqAdversary, StatusBitsPastTheWindowAreCountedNotWalked)
+{
+	Fixture f;
+	f.Up();
+	Forge g(f);
+	uint64_t t0 = f.sim.now;
+	f.sim.ep[0].traffic = Traffic{true, t0, 5 * kMs, 40, 0.0, 1400, 0, 1};
+	f.sim.RunUntil(t0 + 300 * kMs);
+	sgw_arq_stats before = f.sim.Stats(0);
+	uint32_t una = static_cast<uint32_t>(before.tx_frames) - before.tx_outstanding;
+	uint32_t nxt = static_cast<uint32_t>(before.tx_frames);
+	ASSERT_GT(nxt - una, 1u);
+	// cum = snd_una (valid), bitmap of 256 words all ones: the bits for
+	// frames [una + 1, nxt) acknowledge them, the rest are bad acks.
+	std::vector<uint8_t> body = Forge::StatusBody(SGW_SATLINK_STATUS_MAX_WORDS);
+	sgw_satlink_hdr h = Forge::Hdr(SGW_SL_STATUS, g.eb, g.ea, una,
+				       static_cast<uint16_t>(body.size()));
+	EXPECT_EQ(f.sim.InjectCtrl(0, h, body.data(), body.size()), SGW_ARQ_RX_OK);
+	sgw_arq_stats after = f.sim.Stats(0);
+	EXPECT_EQ(after.bad_acks - before.bad_acks,
+		  32u * SGW_SATLINK_STATUS_MAX_WORDS - (nxt - una - 1));
+	// The frames it acknowledged really arrive: everything is delivered.
+	ASSERT_TRUE(f.sim.Settle(60 * kSec)) << f.sim.fail;
+	f.sim.CheckComplete();
+	EXPECT_EQ(f.sim.delivered_rel, 40u);
+	EXPECT_EQ(f.sim.fail, "");
+}
+
+TEST(ArqAdversary, ForgedHelloWhileThePeerIsLiveChangesNothing)
+{
+	Fixture f;
+	f.Up();
+	Forge g(f);
+	uint64_t t0 = f.sim.now;
+	f.sim.ep[0].traffic = Traffic{true, t0, 10 * kMs, 300, 0.0, 3000, 0, 2};
+	f.sim.ep[1].traffic = Traffic{true, t0, 20 * kMs, 100, 0.0, 1400, 0, 1};
+	f.sim.RunUntil(t0 + 1 * kSec);
+	std::vector<uint8_t> body = Forge::HelloBody();
+	uint16_t len = static_cast<uint16_t>(body.size());
+	// A future epoch (a "restart" of B), one naming no peer, and B's own
+	// epoch denying that it knows A's: none may touch A's session.
+	sgw_satlink_hdr hello = Forge::Hdr(SGW_SL_HELLO, g.eb + 100000, g.ea, 12345, len);
+	EXPECT_EQ(f.sim.InjectCtrl(0, hello, body.data(), len), SGW_ARQ_RX_STALE_EPOCH);
+	hello = Forge::Hdr(SGW_SL_HELLO, g.eb + 100001, 0, 0, len);
+	EXPECT_EQ(f.sim.InjectCtrl(0, hello, body.data(), len), SGW_ARQ_RX_STALE_EPOCH);
+	hello = Forge::Hdr(SGW_SL_HELLO_ACK, g.eb, 0, 0, len);
+	EXPECT_EQ(f.sim.InjectCtrl(0, hello, body.data(), len), SGW_ARQ_RX_STALE_EPOCH);
+	hello = Forge::Hdr(SGW_SL_HELLO, g.eb, g.ea + 7, 0, len);
+	EXPECT_EQ(f.sim.InjectCtrl(0, hello, body.data(), len), SGW_ARQ_RX_STALE_EPOCH);
+	std::vector<uint8_t> st = Forge::StatusBody(0);
+	sgw_satlink_hdr status = Forge::Hdr(SGW_SL_STATUS, g.eb, g.ea + 7, 0,
+					    static_cast<uint16_t>(st.size()));
+	EXPECT_EQ(f.sim.InjectCtrl(0, status, st.data(), st.size()), SGW_ARQ_RX_STALE_EPOCH);
+	EXPECT_EQ(sgw_arq_peer_epoch(f.sim.ep[0].arq), g.eb);
+	EXPECT_EQ(sgw_arq_get_state(f.sim.ep[0].arq), SGW_ARQ_UP);
+	EXPECT_EQ(f.sim.Stats(0).hello_refused_live, 4u);
+	EXPECT_EQ(f.sim.Stats(0).peer_restarts, 0u);
+	EXPECT_EQ(f.sim.Stats(0).peer_lost, 0u);
+	ASSERT_TRUE(f.sim.Settle(60 * kSec)) << f.sim.fail;
+	f.sim.CheckComplete();
+	EXPECT_EQ(f.sim.delivered_rel, 400u);
+	EXPECT_EQ(f.sim.ep[0].ev_restart + f.sim.ep[1].ev_restart, 0u);
+	EXPECT_EQ(f.sim.fail, "");
+}
+
+// A forged STATUS acknowledges a frame that is then lost: the sender
+// releases it and can never send it again, and the receiver waits for it.
+// Statuses that stay behind snd_una for link_down end that: both ends start
+// over, and traffic flows again.
+TEST(ArqAdversary, ForgedAckOfALostFrameEndsInAResetNotAStall)
+{
+	Fixture f;
+	f.Up();
+	Forge g(f);
+	uint64_t t0 = f.sim.now;
+	uint32_t victim = 5;  // A's sixth reliable frame (ISN 0)
+	f.sim.hook = [victim](int from, const sgw_satlink_hdr &h, const WireFrame &) -> int64_t {
+		return from == 0 && IsData(h) && h.seq == victim ? -1 : 0;
+	};
+	f.sim.ep[0].traffic = Traffic{true, t0, 5 * kMs, 20, 0.0, 1000, 0, 1};
+	f.sim.RunUntil(t0 + 200 * kMs);  // all 20 sent, none acknowledged yet
+	ASSERT_EQ(f.sim.Stats(0).tx_frames, 20u);
+	std::vector<uint8_t> body = Forge::StatusBody(0);
+	sgw_satlink_hdr h = Forge::Hdr(SGW_SL_STATUS, g.eb, g.ea, 20,
+				       static_cast<uint16_t>(body.size()));
+	EXPECT_EQ(f.sim.InjectCtrl(0, h, body.data(), body.size()), SGW_ARQ_RX_OK);
+	EXPECT_EQ(f.sim.Stats(0).pkts_acked, 20u);  // all released, the victim too
+	f.sim.hook = nullptr;
+	// B's statuses now say cum = 5 < snd_una = 20. Bound: link_down of
+	// them, then A's silence for link_down at B, then one handshake.
+	f.sim.RunUntil(t0 + 10 * kSec);
+	EXPECT_EQ(f.sim.Stats(0).peer_lost, 1u);
+	EXPECT_GE(f.sim.Stats(0).status_behind, 2u);
+	EXPECT_EQ(sgw_arq_get_state(f.sim.ep[0].arq), SGW_ARQ_UP);
+	EXPECT_EQ(sgw_arq_get_state(f.sim.ep[1].arq), SGW_ARQ_UP);
+	uint64_t t1 = f.sim.now;
+	uint64_t before = f.sim.delivered_rel;
+	f.sim.ep[0].traffic = Traffic{true, t1, 5 * kMs, 50, 0.0, 1000, 0, 1};
+	ASSERT_TRUE(f.sim.Settle(60 * kSec)) << f.sim.fail;
+	f.sim.CheckComplete();
+	EXPECT_EQ(f.sim.delivered_rel - before, 50u);
+	f.sim.DrainAll();
+	EXPECT_EQ(f.sim.fail, "");
+}
+
+// The forged HELLO lands while the real peer is silent (an outage longer
+// than link_down), so A takes the forger for a restarted B. The forger then
+// says nothing more. When the outage ends the real B, which never restarted,
+// finds A talking to another epoch of its: both go back to first contact,
+// and the session carries traffic again within a bounded time.
+TEST(ArqAdversary, ForgedHelloDuringAnOutageIsOutlived)
+{
+	for (int forged_up = 0; forged_up < 2; forged_up++) {
+		Fixture f;
+		f.Up();
+		Forge g(f);
+		uint64_t t0 = f.sim.now;
+		for (auto &l : f.sim.link)
+			l.outages.push_back({t0 + 1 * kSec, t0 + 6 * kSec});
+		f.sim.RunUntil(t0 + 4 * kSec);  // B silent for 3 s > link_down
+		std::vector<uint8_t> body = Forge::HelloBody();
+		uint16_t len = static_cast<uint16_t>(body.size());
+		uint32_t ef = g.eb + 100000;
+		sgw_satlink_hdr hello = Forge::Hdr(SGW_SL_HELLO, ef, forged_up ? g.ea : 0, 777, len);
+		EXPECT_EQ(f.sim.InjectCtrl(0, hello, body.data(), len), SGW_ARQ_RX_OK);
+		EXPECT_EQ(sgw_arq_peer_epoch(f.sim.ep[0].arq), ef);
+		EXPECT_EQ(f.sim.Stats(0).peer_restarts, 1u);
+		// The outage ends at t0 + 6 s; nothing else is forged.
+		f.sim.RunUntil(t0 + 6 * kSec);
+		uint64_t t1 = f.sim.now;
+		f.sim.ep[0].traffic = Traffic{true, t1, 10 * kMs, 100, 0.0, 3000, 0, 2};
+		f.sim.ep[1].traffic = Traffic{true, t1, 10 * kMs, 100, 0.0, 3000, 0, 2};
+		// Bound: the forger's epoch is silent for link_down (2 s) from t0 + 4 s,
+		// B sees A's frames naming another epoch for link_down, then one
+		// handshake (a round trip and a hello interval): well inside 10 s.
+		f.sim.RunUntil(t1 + 10 * kSec);
+		EXPECT_EQ(sgw_arq_peer_epoch(f.sim.ep[0].arq), g.eb) << forged_up;
+		EXPECT_EQ(sgw_arq_peer_epoch(f.sim.ep[1].arq), g.ea) << forged_up;
+		EXPECT_EQ(sgw_arq_get_state(f.sim.ep[0].arq), SGW_ARQ_UP) << forged_up;
+		EXPECT_EQ(sgw_arq_get_state(f.sim.ep[1].arq), SGW_ARQ_UP) << forged_up;
+		EXPECT_GE(f.sim.Stats(0).peer_lost + f.sim.Stats(1).peer_lost, 1u) << forged_up;
+		ASSERT_TRUE(f.sim.Settle(60 * kSec)) << f.sim.fail;
+		f.sim.CheckComplete();
+		EXPECT_GT(f.sim.delivered_rel, 0u);
+		f.sim.DrainAll();
+		EXPECT_EQ(f.sim.fail, "") << forged_up;
+	}
 }
 
 TEST(ArqSession, DrainReleasesEverythingAndCloses)
