@@ -376,7 +376,7 @@ tel_link_body(const char *params __rte_unused, struct rte_tel_data *d)
 		rte_tel_data_add_dict_u64(ld, "queue_bytes", ls.queue_bytes);
 		rte_tel_data_add_dict_u64(ld, "queue_packets_max", ls.queue_pkts_max);
 		rte_tel_data_add_dict_u64(ld, "queue_bytes_max", ls.queue_bytes_max);
-		rte_tel_data_add_dict_u64(ld, "held_now", dp->emu[k].n);
+		rte_tel_data_add_dict_u64(ld, "held_now", sgw_ring_count(&dp->emu[k].r));
 		rte_tel_data_add_dict_u64(ld, "good_ns", ls.state_ns[0]);
 		rte_tel_data_add_dict_u64(ld, "bad_ns", ls.state_ns[1]);
 		rte_tel_data_add_dict_u64(ld, "state_changes", ls.state_changes);

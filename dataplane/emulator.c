@@ -19,6 +19,7 @@
 #include <rte_mbuf.h>
 
 #include "sgw_dp.h"
+#include "seqlock.h"
 #include "sgw_linkem.h"
 
 /* Smallest frame the model can be offered (Ethernet minimum without FCS). */
@@ -78,13 +79,14 @@ sgw_emu_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 
 		e->in_pidx = pol->emu.dir[d].from_port;
 		e->out_pidx = pol->emu.dir[d].to_port;
-		e->cap = (uint32_t)RTE_MIN(need[d] + SGW_BURST_MAX, (uint64_t)pol->limits.mbufs);
-		e->q = rte_zmalloc("sgw_emu_hold", sizeof(*e->q) * e->cap, RTE_CACHE_LINE_SIZE);
+		sgw_ring_init(&e->r,
+			      (uint32_t)RTE_MIN(need[d] + SGW_BURST_MAX, (uint64_t)pol->limits.mbufs));
+		e->q = rte_zmalloc("sgw_emu_hold", sizeof(*e->q) * e->r.cap, RTE_CACHE_LINE_SIZE);
 		e->pub = rte_zmalloc("sgw_emu_pub", sizeof(*e->pub), RTE_CACHE_LINE_SIZE);
 		e->lm = sgw_linkem_create(&pol->emu.dir[d].em, pol->emu.seed + (uint64_t)d, 0);
 		if (e->q == NULL || e->lm == NULL || e->pub == NULL) {
 			SGW_LOG(ERR, "link %s: out of memory for %u held frames", dir_names[d],
-				e->cap);
+				e->r.cap);
 			return -1;
 		}
 		dp->emu_dir_of[e->in_pidx] = (int8_t)d;
@@ -101,11 +103,8 @@ sgw_emu_fini(struct sgw_dp *dp)
 	for (d = 0; d < 2; d++) {
 		struct sgw_emu_dir *e = &dp->emu[d];
 
-		while (e->n > 0) {
-			rte_pktmbuf_free(e->q[e->head].m);
-			e->head = e->head + 1 == e->cap ? 0 : e->head + 1;
-			e->n--;
-		}
+		while (!sgw_ring_empty(&e->r))
+			rte_pktmbuf_free(e->q[sgw_ring_pop(&e->r)].m);
 		rte_free(e->q);
 		e->q = NULL;
 		rte_free(e->pub);
@@ -125,12 +124,9 @@ sgw_emu_drop_held(struct sgw_dp *dp)
 		struct sgw_emu_dir *e = &dp->emu[d];
 
 		if (dp->workers[0] != NULL)
-			dp->workers[0]->c.drop[SGW_DROP_SHUTDOWN] += e->n;
-		while (e->n > 0) {
-			rte_pktmbuf_free(e->q[e->head].m);
-			e->head = e->head + 1 == e->cap ? 0 : e->head + 1;
-			e->n--;
-		}
+			dp->workers[0]->c.drop[SGW_DROP_SHUTDOWN] += sgw_ring_count(&e->r);
+		while (!sgw_ring_empty(&e->r))
+			rte_pktmbuf_free(e->q[sgw_ring_pop(&e->r)].m);
 	}
 }
 
@@ -139,19 +135,16 @@ hold(struct sgw_worker *w, struct sgw_emu_dir *e, struct rte_mbuf *m, uint64_t r
 {
 	uint32_t tail;
 
-	if (unlikely(e->n == e->cap)) {
+	if (unlikely(sgw_ring_full(&e->r))) {
 		/* Sized from the model's bound at startup: this is a bug if it ever counts. */
 		e->hold_full++;
 		w->c.drop[SGW_DROP_TX_FULL]++;
 		rte_pktmbuf_free(m);
 		return;
 	}
-	tail = e->head + e->n;
-	if (tail >= e->cap)
-		tail -= e->cap;
+	tail = sgw_ring_push(&e->r);
 	e->q[tail].m = m;
 	e->q[tail].release_ns = release_ns;
-	e->n++;
 }
 
 #define EMU_PUB_NS 10000000ull
@@ -165,10 +158,9 @@ publish_stats(struct sgw_dp *dp, uint64_t now_ns)
 	for (d = 0; d < 2; d++) {
 		struct sgw_emu_dir *e = &dp->emu[d];
 
-		__atomic_store_n(&e->pub_seq, e->pub_seq + 1, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_RELEASE);
+		sgw_seq_write_begin(&e->pub_seq);
 		sgw_linkem_get_stats(e->lm, now_ns, e->pub);
-		__atomic_store_n(&e->pub_seq, e->pub_seq + 1, __ATOMIC_RELEASE);
+		sgw_seq_write_end(&e->pub_seq);
 	}
 	dp->emu_pub_ns = now_ns;
 }
@@ -177,14 +169,8 @@ void
 sgw_emu_read_stats(const struct sgw_dp *dp, int d, struct sgw_linkem_stats *st)
 {
 	const struct sgw_emu_dir *e = &dp->emu[d];
-	uint32_t s1, s2;
 
-	do {
-		s1 = __atomic_load_n(&e->pub_seq, __ATOMIC_ACQUIRE);
-		memcpy(st, e->pub, sizeof(*st));
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		s2 = __atomic_load_n(&e->pub_seq, __ATOMIC_RELAXED);
-	} while ((s1 & 1) != 0 || s1 != s2);
+	sgw_seq_read(&e->pub_seq, st, e->pub, sizeof(*st));
 }
 
 uint32_t
@@ -231,11 +217,10 @@ sgw_emu_iter(struct sgw_worker *w, const struct sgw_snapshot *s)
 	for (d = 0; d < 2; d++) {
 		struct sgw_emu_dir *e = &dp->emu[d];
 
-		while (e->n > 0 && e->q[e->head].release_ns <= w->now_ns) {
-			struct rte_mbuf *mb = e->q[e->head].m;
+		while (!sgw_ring_empty(&e->r) &&
+		       e->q[sgw_ring_head(&e->r)].release_ns <= w->now_ns) {
+			struct rte_mbuf *mb = e->q[sgw_ring_pop(&e->r)].m;
 
-			e->head = e->head + 1 == e->cap ? 0 : e->head + 1;
-			e->n--;
 			sgw_worker_tx(w, e->out_pidx, mb, burst);
 			total++;
 		}
@@ -255,8 +240,8 @@ sgw_emu_next_release(const struct sgw_dp *dp, uint64_t now_ns)
 	for (d = 0; d < 2; d++) {
 		const struct sgw_emu_dir *e = &dp->emu[d];
 
-		if (e->n > 0 && e->q[e->head].release_ns < next)
-			next = e->q[e->head].release_ns;
+		if (!sgw_ring_empty(&e->r) && e->q[sgw_ring_head(&e->r)].release_ns < next)
+			next = e->q[sgw_ring_head(&e->r)].release_ns;
 	}
 	return next == UINT64_MAX ? next : (next > now_ns ? next - now_ns : 0);
 }

@@ -20,6 +20,7 @@
 #include "sgw_flow_key.h"
 #include "sgw_parse.h"
 #include "sgw_policy.h"
+#include "sgw_ring.h"
 #include "satlink.h"
 
 #ifdef __cplusplus
@@ -120,9 +121,7 @@ struct sgw_emu_dir {
 	struct sgw_linkem *lm;
 	int16_t in_pidx;
 	int16_t out_pidx;
-	uint32_t cap;
-	uint32_t head;
-	uint32_t n;
+	struct sgw_ring r;            /* the held frames, in q[] */
 	uint64_t hold_full;           /* must stay 0: the FIFO is sized from the model's bound */
 	/*
 	 * The model's counters as worker 0 last published them (every 10 ms):

@@ -193,7 +193,7 @@ sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 				d ? "," : "", sgw_emu_dir_name(d), ls.offered_pkts, ls.offered_bytes,
 				ls.delivered_pkts, ls.delivered_bytes, ls.drop_pkts[SGW_LE_DROP_QUEUE],
 				ls.drop_pkts[SGW_LE_DROP_LOSS], ls.drop_pkts[SGW_LE_DROP_OUTAGE],
-				ls.queue_pkts_max, ls.queue_bytes_max, dp->emu[d].n, ls.state_ns[0],
+				ls.queue_pkts_max, ls.queue_bytes_max, sgw_ring_count(&dp->emu[d].r), ls.state_ns[0],
 				ls.state_ns[1], ls.state_changes, ls.loss_bursts);
 		}
 		fprintf(f, "\n  },\n");
