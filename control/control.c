@@ -4,9 +4,11 @@
  * the fast path; a valid policy becomes a new snapshot, swapped in under RCU;
  * an invalid one is rejected and the running policy stays.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -153,6 +155,24 @@ sgw_policy_restart_diff(const struct sgw_policy *cur, const struct sgw_policy *n
 	return 0;
 }
 
+/*
+ * A message for the log and telemetry. The config path can be as long as
+ * PATH_MAX, longer than any message buffer: a message that does not fit is
+ * cut and ends in "...", so the reader knows.
+ */
+static void __attribute__((format(printf, 3, 4)))
+ctl_msg(char *msg, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(msg, len, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n >= len && len > 4)
+		memcpy(msg + len - 4, "...", 4);
+}
+
 int
 sgw_ctl_reload(struct sgw_ctl *ctl, struct sgw_cfg_errors *errs, char *msg, size_t msglen)
 {
@@ -164,34 +184,38 @@ sgw_ctl_reload(struct sgw_ctl *ctl, struct sgw_cfg_errors *errs, char *msg, size
 	msg[0] = '\0';
 	pthread_mutex_lock(&ctl->lock);
 	if (ctl->closing) {
-		snprintf(msg, msglen, "satgw is shutting down");
+		ctl_msg(msg, msglen, "satgw is shutting down");
 		goto out;
 	}
 	if (sgw_policy_load_file(ctl->config_path, &pol, errs) != 0) {
-		snprintf(msg, msglen, "%s: %u error(s), running policy kept", ctl->config_path,
+		ctl_msg(msg, msglen, "%s: %u error(s), running policy kept", ctl->config_path,
 			 errs->n + errs->dropped);
 		goto out;
 	}
 	if (sgw_policy_restart_diff(&ctl->dp->snap->pol, &pol, why, sizeof(why)) != 0) {
-		snprintf(msg, msglen, "%s: %s: restart satgw to apply; running policy kept",
+		ctl_msg(msg, msglen, "%s: %s: restart satgw to apply; running policy kept",
 			 ctl->config_path, why);
 		sgw_policy_free(&pol);
 		goto out;
 	}
 	if (sgw_dp_publish(ctl->dp, &pol, why, sizeof(why)) != 0) {
-		snprintf(msg, msglen, "%s: %s; running policy kept", ctl->config_path, why);
+		ctl_msg(msg, msglen, "%s: %s; running policy kept", ctl->config_path, why);
 		sgw_policy_free(&pol);
 		goto out;
 	}
-	snprintf(msg, msglen, "%s: policy generation %" PRIu64 " active", ctl->config_path,
+	ctl_msg(msg, msglen, "%s: policy generation %" PRIu64 " active", ctl->config_path,
 		 ctl->dp->snap->gen);
 	rc = 0;
 out:
+	/* The last error describes the running state only until a reload succeeds. */
 	if (rc == 0) {
 		ctl->reloads_ok++;
+		ctl->last_error[0] = '\0';
+		ctl->last_error_unix_s = 0;
 	} else {
 		ctl->reloads_failed++;
-		snprintf(ctl->last_error, sizeof(ctl->last_error), "%s", msg);
+		ctl_msg(ctl->last_error, sizeof(ctl->last_error), "%s", msg);
+		ctl->last_error_unix_s = (uint64_t)time(NULL);
 	}
 	pthread_mutex_unlock(&ctl->lock);
 	return rc;

@@ -31,7 +31,8 @@ struct sgw_ctl {
 	uint64_t start_tsc;
 	uint64_t reloads_ok;
 	uint64_t reloads_failed;
-	char last_error[512];
+	char last_error[512];       /* the last refused reload's message; "" once one succeeds */
+	uint64_t last_error_unix_s; /* when it was refused (0: none since the last success) */
 };
 
 /* Apply the policy file again. Returns 0, or -1 with errs/msg filled. */

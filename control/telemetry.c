@@ -305,6 +305,7 @@ tel_config_body(const char *params __rte_unused, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "lift_proto", p->lift_proto);
 	rte_tel_data_add_dict_u64(d, "xcp_proto", p->xcp_proto);
 	rte_tel_data_add_dict_string(d, "last_reload_error", tel_ctl->last_error);
+	rte_tel_data_add_dict_u64(d, "last_reload_error_unix_s", tel_ctl->last_error_unix_s);
 	return 0;
 }
 

@@ -122,7 +122,30 @@ def invalid(a):
         print("reload.py invalid: want ok 0, message naming %s, errors as LINE:COLUMN: ..., "
               "generation kept"
               % a.policy, file=sys.stderr)
-    return 0 if ok else 1
+        return 1
+    # /satgw/config names the refused reload and when it happened...
+    at = cfg.get("last_reload_error_unix_s", 0)
+    if not cfg.get("last_reload_error") or not 0 < at <= time.time() + 1:
+        print("reload.py invalid: /satgw/config last_reload_error %r at %r: want the refusal "
+              "and its time" % (cfg.get("last_reload_error"), at), file=sys.stderr)
+        return 1
+    if a.good is None:
+        return 0
+    # ...until a later reload succeeds: then it describes nothing any more.
+    t = Telemetry(a.prefix)
+    install(a.good, a.policy)
+    r2 = t.cmd("/satgw/reload")
+    cfg2 = t.cmd("/satgw/config")
+    t.close()
+    print(json.dumps({"good_answer": r2, "last_reload_error": cfg2.get("last_reload_error"),
+                      "last_reload_error_unix_s": cfg2.get("last_reload_error_unix_s"),
+                      "generation": cfg2["generation"]}, sort_keys=True))
+    if (r2.get("ok") != 1 or cfg2.get("last_reload_error") != ""
+            or cfg2.get("last_reload_error_unix_s") != 0 or cfg2["generation"] != gen0 + 1):
+        print("reload.py invalid: after a good reload want ok 1, last_reload_error \"\" "
+              "(time 0) and generation %d" % (gen0 + 1), file=sys.stderr)
+        return 1
+    return 0
 
 
 def main():
@@ -144,6 +167,7 @@ def main():
     v.add_argument("--prefix", required=True)
     v.add_argument("--policy", required=True)
     v.add_argument("--bad", required=True)
+    v.add_argument("--good", help="then reload this valid policy: the error must clear")
     a = ap.parse_args()
     return storm(a) if a.mode == "storm" else invalid(a)
 

@@ -6,8 +6,9 @@
 # two valid policies that differ in rules (order and an extra count rule).
 # iperf3 must lose no datagram, every reload must apply (generation +1 each,
 # reloads_ok 100), satgw's rx == tx. Then an invalid policy: /satgw/reload
-# answers ok 0 with FILE:LINE:COLUMN errors, the generation holds, and
-# traffic still flows.
+# answers ok 0 with FILE:LINE:COLUMN errors, the generation holds,
+# /satgw/config names the error and when it happened, and a valid reload
+# after it clears both; traffic still flows.
 # Usage: test_hot_reload.sh /path/to/satgw
 set -euo pipefail
 # shellcheck source=testbed.sh
@@ -54,11 +55,13 @@ print("  iperf3 udp: %d datagrams, %d lost, %.1f Mbit/s, jitter %.3f ms" % (
 sys.exit(0 if s["lost_packets"] == 0 and s["packets"] > 1000 else 1)
 PY
 
-# An invalid policy: refused with file:line:column, generation unchanged, traffic flows.
+# An invalid policy: refused with file:line:column, generation unchanged, traffic flows;
+# /satgw/config reports the refusal and when, until the valid policy is reloaded.
 "$TB_PY" "$TB_E2E_DIR/reload.py" invalid --prefix "$TB_PREFIX" --policy "$LIVE" \
-	--bad "$TB_E2E_DIR/policies/invalid.yaml" >"$TB_DIR/invalid.json" ||
+	--bad "$TB_E2E_DIR/policies/invalid.yaml" --good "$TB_E2E_DIR/policies/routed.yaml" \
+	>"$TB_DIR/invalid.json" ||
 	{ cat "$TB_DIR/invalid.json" >&2; tb_fail "the invalid policy was not refused as it should be"; }
-"$TB_PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print("  invalid reload answer:", json.dumps(d["answer"]))' "$TB_DIR/invalid.json" >&2
+head -n 1 "$TB_DIR/invalid.json" | "$TB_PY" -c 'import json,sys; d=json.load(sys.stdin); print("  invalid reload answer:", json.dumps(d["answer"]))' >&2
 tb_check "ping mh -> fh after the refused reload" tb_ping mh "$TB_IP_FH" 5 >/dev/null
 tb_mkfile "$TB_DIR/after.bin" 2
 tb_xfer fh mh "$TB_IP_MH" "$TB_DIR/after.bin" 30
@@ -67,7 +70,7 @@ tb_satgw_stop
 [ "$TB_SATGW_RC" -eq 0 ] || tb_fail "satgw exit code $TB_SATGW_RC (3 = mbufs leaked)"
 tb_check_wire
 tb_stats --conserve \
-	--expect 'policy_generation == 101' \
+	--expect 'policy_generation == 102' \
 	--expect 'drops.* == 0' \
 	--expect 'classes.udp.packets > 1000' \
 	--expect 'rules.to-core.packets > 1000' \
