@@ -138,7 +138,7 @@ struct RingPort {
 	}
 	static void free_ring(rte_ring *r)
 	{
-		void *o;
+		void *o = nullptr;
 
 		while (r != nullptr && rte_ring_dequeue(r, &o) == 0)
 			rte_pktmbuf_free(static_cast<rte_mbuf *>(o));
@@ -176,7 +176,7 @@ move_ring(rte_ring *from, rte_ring *to)
 void
 take_ring(rte_ring *from, std::vector<rte_mbuf *> &v)
 {
-	void *o;
+	void *o = nullptr;
 
 	while (rte_ring_dequeue(from, &o) == 0)
 		v.push_back(static_cast<rte_mbuf *>(o));

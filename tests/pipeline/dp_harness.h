@@ -79,7 +79,7 @@ struct RingPort {
 	std::vector<struct rte_mbuf *> take()
 	{
 		std::vector<struct rte_mbuf *> v;
-		void *o;
+		void *o = nullptr;
 
 		while (rte_ring_dequeue(tx, &o) == 0)
 			v.push_back(static_cast<struct rte_mbuf *>(o));
@@ -94,7 +94,7 @@ struct RingPort {
 	/* Free what is left on both rings, then the rings: while the pools live. */
 	void free_all()
 	{
-		void *o;
+		void *o = nullptr;
 
 		for (auto *m : take())
 			rte_pktmbuf_free(m);
