@@ -27,6 +27,8 @@ packages=(
 	dpdk dpdk-dev libdpdk-dev libpcap-dev libipsec-mb-dev
 	libyaml-dev libgtest-dev libgmock-dev libbenchmark-dev
 	iperf3 iproute2 ethtool procps python3 python3-scapy lua5.4 valgrind
+	# the fuzz tests (tests/fuzz): clang, libFuzzer's runtime, llvm-symbolizer
+	clang libclang-rt-14-dev llvm
 )
 
 missing=()

@@ -1,0 +1,184 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Writes the committed seed corpora of the libFuzzer harnesses.
+
+  tests/fuzz/make_corpus.py [--out DIR]      (default: tests/fuzz/corpus)
+
+  DIR/fuzz_parse/    Ethernet frames, one per file: every class the parser
+                     tells apart (TCP with options, UDP, ESP direct and in UDP
+                     4500, ICMP/ICMPv6, LIFT, XCP, IPv6 extension chains,
+                     fragments, VLAN tags, satlink, ARP)
+  DIR/fuzz_satlink/  frame sequences a peer sends, in fuzz_satlink.c's
+                     format: per frame [len (1 byte)][ms since the last
+                     frame (1 byte)][satlink frame]; the harness's session is
+                     terminal 1, epoch 7, ISN 0, and has sent nothing
+                     (snd_una = snd_nxt = 0)
+
+fuzz_policy's seeds are tests/data/policy/{good,bad} (tests/fuzz/run.sh).
+The output is deterministic: run it again after changing it and commit the
+files. Needs python3-scapy (for the Ethernet frames).
+"""
+import argparse
+import os
+import struct
+import sys
+
+# --- satlink (lib/sgw_satlink.h) ---------------------------------------------
+DATA, STATUS, HELLO, HELLO_ACK = 0, 1, 2, 3
+F_FIRST, F_LAST, F_RETX, F_DATAGRAM = 0x01, 0x02, 0x04, 0x08
+NO_ECHO = 0xFFFFFFFF
+TERMINAL = 1      # fuzz_satlink.c: conf.terminal_id
+LOCAL_EPOCH = 7   # fuzz_satlink.c: conf.local_epoch (the harness's session)
+PEER_EPOCH = 9    # the peer's, any non-zero value
+
+
+def sl_hdr(ftype, seq, payload_len, flags=0, channel=0, sender=PEER_EPOCH, peer=LOCAL_EPOCH,
+           terminal=TERMINAL):
+    return struct.pack(">BBHIIIIH", 1 << 4 | ftype, flags, channel, terminal, sender, peer,
+                       seq, payload_len)
+
+
+def sl_hello(ftype=HELLO, isn=0, peer=LOCAL_EPOCH, sender=PEER_EPOCH, window=64):
+    # rx window (4), max fragments (2), fragment size (2), idle ms (2), reserved (2)
+    body = struct.pack(">IHHHH", window, 8, 64, 100, 0)
+    return sl_hdr(ftype, isn, len(body), sender=sender, peer=peer) + body
+
+
+def sl_status(cum, words=(), echo_seq=0, echo_delay_us=NO_ECHO):
+    # echo seq (4), echo delay us (4), bitmap words (2), reserved (2), words
+    body = struct.pack(">IIHH", echo_seq, echo_delay_us, len(words), 0)
+    body += b"".join(struct.pack(">I", w) for w in words)
+    return sl_hdr(STATUS, cum, len(body)) + body
+
+
+def sl_data(seq, payload, flags=F_FIRST | F_LAST, channel=0):
+    return sl_hdr(DATA, seq, len(payload), flags=flags, channel=channel) + payload
+
+
+def seq_input(*frames):
+    """frames: (ms since the previous frame, frame bytes) -> one harness input."""
+    out = b""
+    for ms, f in frames:
+        assert len(f) <= 255 and 0 <= ms <= 255
+        out += bytes([len(f), ms]) + f
+    return out
+
+
+def satlink_seeds():
+    p = bytes(range(40))
+    return {
+        # first contact, one packet in one fragment, a packet in three, a status
+        "hello-data-status": seq_input(
+            (0, sl_hello()),
+            (1, sl_data(0, p)),
+            (1, sl_data(1, p, F_FIRST)),
+            (1, sl_data(2, p)),
+            (1, sl_data(3, p[:7], F_LAST)),
+            (5, sl_status(0))),
+        # the peer does not know our epoch yet, then answers; frames out of order,
+        # a retransmitted duplicate, a gap, statuses with a bitmap and an echo
+        "hello-ack-reorder": seq_input(
+            (0, sl_hello(peer=0)),
+            (0, sl_hello(HELLO_ACK)),
+            (2, sl_data(2, p)),
+            (2, sl_data(0, p)),
+            (2, sl_data(0, p, F_FIRST | F_LAST | F_RETX)),
+            (2, sl_data(1, p)),
+            (2, sl_data(5, p, channel=3)),
+            (3, sl_status(0, words=(0x5,), echo_seq=0, echo_delay_us=200)),
+            (200, sl_status(0, words=(0xFFFFFFFF, 0x1)))),
+        # best-effort datagrams on another channel, a late and a repeated one
+        "hello-datagrams": seq_input(
+            (0, sl_hello()),
+            (1, sl_data(0, p, F_FIRST | F_LAST | F_DATAGRAM, channel=2)),
+            (1, sl_data(2, p, F_FIRST | F_DATAGRAM, channel=2)),
+            (1, sl_data(3, p, F_LAST | F_DATAGRAM, channel=2)),
+            (1, sl_data(1, p, F_FIRST | F_LAST | F_DATAGRAM, channel=2)),
+            (1, sl_data(1, p, F_FIRST | F_LAST | F_DATAGRAM, channel=2))),
+        # the peer restarts: a HELLO of a new epoch after 2.55 s of silence (an
+        # empty entry only lets time pass; link_down is 2 s by default)
+        "peer-restart": seq_input(
+            (0, sl_hello()),
+            (1, sl_data(0, p)),
+            (5, sl_status(0)),
+            *[(255, b"") for _ in range(10)],
+            (0, sl_hello(sender=11, isn=1000)),
+            (1, sl_hdr(DATA, 1000, 4, flags=F_FIRST | F_LAST, sender=11) + b"abcd")),
+        # Issue 11, defect 1: a STATUS whose cumulative ack is snd_nxt + 2^31.
+        # The session has sent nothing (snd_nxt = 0), so cum = 2^31: a signed
+        # serial difference of exactly 2^31 read as "not ahead", and rx_status
+        # walked 2^31 sequence numbers (~10 s). It must be refused at once:
+        # under run.sh's -timeout this input fails the run if it is not.
+        "status-cum-snd-nxt-plus-2pow31": seq_input(
+            (0, sl_hello()),
+            (0, sl_status(1 << 31))),
+    }
+
+
+def parse_seeds():
+    from scapy.all import (ARP, ESP, ICMP, IP, TCP, UDP, Dot1Q, Ether, ICMPv6EchoRequest,
+                           IPOption_RR, IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment,
+                           IPv6ExtHdrHopByHop, IPv6ExtHdrRouting, Raw)
+
+    eth = Ether(src="02:00:00:00:01:01", dst="02:00:00:00:01:fe")
+    ip4 = IP(src="10.10.0.1", dst="10.20.1.1", id=1)
+    ip6 = IPv6(src="2001:db8::1", dst="2001:db8:1::1")
+    pay = Raw(b"satgw-fuzz-seed")
+    syn_opts = [("MSS", 1460), ("SAckOK", b""), ("Timestamp", (1, 0)), ("NOP", None),
+                ("WScale", 7)]
+    sack_opts = [("NOP", None), ("NOP", None), ("Timestamp", (5, 4)), ("NOP", None),
+                 ("NOP", None), ("SAck", (1000, 2000, 3000, 4000))]
+    frames = {
+        "ipv4-tcp-syn-options": eth / ip4 / TCP(sport=40000, dport=80, flags="S", seq=1,
+                                                  options=syn_opts),
+        "ipv4-tcp-ack-sack": eth / ip4 / TCP(sport=40000, dport=80, flags="A", seq=2, ack=3,
+                                               options=sack_opts) / pay,
+        "ipv4-options-udp": eth / IP(src="10.10.0.1", dst="10.20.1.1", id=2,
+                                     options=[IPOption_RR(routers=["10.0.0.1"])]) /
+        UDP(sport=40001, dport=53) / pay,
+        "vlan2-ipv4-icmp": eth / Dot1Q(vlan=10) / Dot1Q(vlan=20) / ip4 / ICMP() / pay,
+        "ipv4-esp": eth / ip4 / ESP(spi=0x1001, seq=1) / pay,
+        "ipv4-udp4500-esp": eth / ip4 / UDP(sport=4500, dport=4500) /
+        Raw(struct.pack(">II", 0x1002, 1) + b"esp-in-udp"),
+        "ipv4-udp4500-keepalive": eth / ip4 / UDP(sport=4500, dport=4500) / Raw(b"\xff"),
+        "ipv4-fragment-nonfirst": eth / IP(src="10.10.0.1", dst="10.20.1.1", id=3, frag=10,
+                                           proto=17) / pay,
+        "ipv4-lift": eth / IP(src="10.10.0.1", dst="10.20.1.1", id=4, proto=253) /
+        Raw(bytes(8) + b"lift"),
+        "ipv4-xcp": eth / IP(src="10.10.0.1", dst="10.20.1.1", id=5, proto=254) /
+        Raw(bytes(16) + b"xcp"),
+        "ipv6-ext-chain-udp": eth / ip6 / IPv6ExtHdrHopByHop() /
+        IPv6ExtHdrRouting(addresses=["2001:db8:2::1"]) / IPv6ExtHdrDestOpt() /
+        UDP(sport=40002, dport=443) / pay,
+        "ipv6-fragment-tcp": eth / ip6 / IPv6ExtHdrFragment(id=7, m=1) /
+        TCP(sport=40003, dport=22, flags="S", options=syn_opts),
+        "ipv6-icmpv6": eth / ip6 / ICMPv6EchoRequest(id=1, seq=1),
+        "arp": eth / ARP(psrc="10.10.0.1", pdst="10.10.0.254"),
+    }
+    out = {name: bytes(f) for name, f in frames.items()}
+    # a satlink HELLO in an Ethernet frame (EtherType 0x88B5)
+    out["satlink-hello"] = bytes(Ether(src="02:00:00:00:02:01", dst="02:00:00:00:02:fe",
+                                       type=0x88B5)) + sl_hello()
+    return out
+
+
+def write(d, seeds):
+    os.makedirs(d, exist_ok=True)
+    for name, data in sorted(seeds.items()):
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+        print(f"{os.path.join(d, name)}: {len(data)} bytes")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                  "corpus"))
+    a = ap.parse_args()
+    write(os.path.join(a.out, "fuzz_satlink"), satlink_seeds())
+    write(os.path.join(a.out, "fuzz_parse"), parse_seeds())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
