@@ -73,6 +73,9 @@ static const char *const ctr_names[SGW_SLD__COUNT] = {
 	[SGW_SLD_RX_CRYPTO] = "rx_crypto",
 	[SGW_SLD_RX_NO_KEY_HERE] = "rx_encrypted_no_key",
 	[SGW_SLD_RX_REFUSED] = "rx_refused",
+	[SGW_SLD_RX_DUPLICATE] = "rx_duplicate",
+	[SGW_SLD_RELEASED_RX] = "released_rx",
+	[SGW_SLD_RELEASED_UNACKED] = "released_unacked",
 	[SGW_SLD_DELIVER_NOT_IP] = "deliver_not_ip",
 	[SGW_SLD_DELIVER_OTHER_CHANNEL] = "deliver_other_channel",
 	[SGW_SLD_DELIVER_CHAIN_FAIL] = "deliver_chain_fail",
@@ -84,6 +87,61 @@ sgw_sl_ctr_name(int c)
 {
 	return c >= 0 && c < SGW_SLD__COUNT ? ctr_names[c] : "unknown";
 }
+
+/*
+ * The stage's losses as drops.* reasons: a packet or frame the stage frees
+ * without sending it is counted twice, under its stage counter and under
+ * drops.satlink_<counter> (docs/operations.md, "Exit report"). The other
+ * stage counters (bypasses, no_mbuf, rx_duplicate) are no loss: 0 here.
+ */
+static const uint8_t drop_of[SGW_SLD__COUNT] = {
+	[SGW_SLD_NOT_OWNER] = SGW_DROP_SL_NOT_OWNER,
+	[SGW_SLD_SEND_QUEUE_FULL] = SGW_DROP_SL_SEND_QUEUE_FULL,
+	[SGW_SLD_SEND_TOO_BIG] = SGW_DROP_SL_SEND_TOO_BIG,
+	[SGW_SLD_SEND_NOT_CONNECTED] = SGW_DROP_SL_SEND_NOT_CONNECTED,
+	[SGW_SLD_SEND_OTHER] = SGW_DROP_SL_SEND_OTHER,
+	[SGW_SLD_PACER_FULL] = SGW_DROP_SL_PACER_FULL,
+	[SGW_SLD_RX_WRONG_PORT] = SGW_DROP_SL_RX_WRONG_PORT,
+	[SGW_SLD_RX_NO_SESSION] = SGW_DROP_SL_RX_NO_SESSION,
+	[SGW_SLD_RX_BAD_HEADER] = SGW_DROP_SL_RX_BAD_HEADER,
+	[SGW_SLD_RX_CHAINED] = SGW_DROP_SL_RX_CHAINED,
+	[SGW_SLD_RX_CRYPTO] = SGW_DROP_SL_RX_CRYPTO,
+	[SGW_SLD_RX_NO_KEY_HERE] = SGW_DROP_SL_RX_NO_KEY_HERE,
+	[SGW_SLD_RX_REFUSED] = SGW_DROP_SL_RX_REFUSED,
+	[SGW_SLD_RELEASED_RX] = SGW_DROP_SL_RELEASED_RX,
+	[SGW_SLD_RELEASED_UNACKED] = SGW_DROP_SL_RELEASED_UNACKED,
+	[SGW_SLD_DELIVER_NOT_IP] = SGW_DROP_SL_DELIVER_NOT_IP,
+	[SGW_SLD_DELIVER_OTHER_CHANNEL] = SGW_DROP_SL_DELIVER_OTHER_CHANNEL,
+	[SGW_SLD_DELIVER_CHAIN_FAIL] = SGW_DROP_SL_DELIVER_CHAIN_FAIL,
+	[SGW_SLD_DELIVER_FULL] = SGW_DROP_SL_DELIVER_FULL,
+};
+
+/* n packets or frames lost for reason why (a loss: drop_of[why] != 0). */
+static inline void
+lost(struct sgw_worker *w, enum sgw_sld_ctr why, uint64_t n)
+{
+	RTE_ASSERT(drop_of[why] != 0);
+	w->sl.ctr[why] += n;
+	w->c.drop[drop_of[why]] += n;
+}
+
+/* Free m, lost for reason why. */
+static inline void
+lose(struct sgw_worker *w, enum sgw_sld_ctr why, struct rte_mbuf *m)
+{
+	lost(w, why, 1);
+	rte_pktmbuf_free(m);
+}
+
+/*
+ * What a handle the ARQ gives back was: the stage marks the packets it hands
+ * to the session in their port field (a received frame's is the satlink
+ * port's id), so a RELEASE says whether a sent packet is done with or a
+ * received fragment was given up.
+ */
+#define SL_H_RELIABLE UINT16_MAX
+#define SL_H_DATAGRAM (UINT16_MAX - 1)
+_Static_assert(RTE_MAX_ETHPORTS < SL_H_DATAGRAM, "port ids must not look like handle marks");
 
 /* ------------------------------------------------------------------ setup */
 
@@ -540,18 +598,23 @@ pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 				break;
 		}
 		m = ss->fq[ss->fq_head];
+		m->port = SL_H_RELIABLE;
 		rc = sgw_arq_send(ss->arq, w->now_ns, 0, (uint64_t)(uintptr_t)m,
 				  rte_pktmbuf_pkt_len(m), 0, &w->sl.out);
 
-		if (rc == -ENOBUFS || rc == -EAGAIN)
-			break;  /* window and the ARQ's queue full, or resetting: later */
+		if (rc == -ENOBUFS || rc == -EAGAIN) {
+			/* Window and the ARQ's queue full, or resetting: later. What the
+			 * refusal emitted (a reset's releases) is this session's. */
+			run_actions(w, s, ss);
+			break;
+		}
 		ss->fq_head = ss->fq_head + 1 == ss->fq_cap ? 0 : ss->fq_head + 1;
 		ss->fq_n--;
 		if (rc == 0) {
 			ss->c.pkts_sent_reliable++;
+			ss->arq_pkts++;
 		} else {
-			w->sl.ctr[rc == -EMSGSIZE ? SGW_SLD_SEND_TOO_BIG : SGW_SLD_SEND_OTHER]++;
-			rte_pktmbuf_free(m);
+			lose(w, rc == -EMSGSIZE ? SGW_SLD_SEND_TOO_BIG : SGW_SLD_SEND_OTHER, m);
 		}
 		run_actions(w, s, ss);
 	}
@@ -564,8 +627,7 @@ pace_add(struct sgw_worker *w, struct sgw_sl_sess *ss, struct rte_mbuf *m)
 	uint32_t tail;
 
 	if (ss->pq_n == ss->pq_cap) {
-		w->sl.ctr[SGW_SLD_PACER_FULL]++;
-		rte_pktmbuf_free(m);
+		lose(w, SGW_SLD_PACER_FULL, m);
 		return;
 	}
 	tail = ss->pq_head + ss->pq_n;
@@ -581,8 +643,7 @@ static void
 deliver_add(struct sgw_worker *w, struct rte_mbuf *m)
 {
 	if (w->sl.ndeliv == w->sl.deliv_cap) {
-		w->sl.ctr[SGW_SLD_DELIVER_FULL]++;
-		rte_pktmbuf_free(m);
+		lose(w, SGW_SLD_DELIVER_FULL, m);
 		return;
 	}
 	w->sl.deliv[w->sl.ndeliv++] = m;
@@ -611,8 +672,10 @@ deliver_run(struct sgw_worker *w, struct sgw_sl *sl, struct sgw_sl_sess *ss,
 	uint8_t ver;
 	uint32_t i;
 
+	/* n fragments make one packet: n - 1 merge into the first, whatever becomes of it. */
+	w->c.sl_frags_merged += n - 1;
 	if (a[0].channel != 0) {
-		w->sl.ctr[SGW_SLD_DELIVER_OTHER_CHANNEL]++;
+		lost(w, SGW_SLD_DELIVER_OTHER_CHANNEL, 1);
 		free_run(a, n);
 		return;
 	}
@@ -626,7 +689,7 @@ deliver_run(struct sgw_worker *w, struct sgw_sl *sl, struct sgw_sl_sess *ss,
 		} else if (rte_pktmbuf_chain(head, f) == 0) {
 			last = f;
 		} else {
-			w->sl.ctr[SGW_SLD_DELIVER_CHAIN_FAIL]++;
+			lost(w, SGW_SLD_DELIVER_CHAIN_FAIL, 1);
 			rte_pktmbuf_free(head);
 			free_run(a + i, n - i);
 			return;
@@ -635,8 +698,7 @@ deliver_run(struct sgw_worker *w, struct sgw_sl *sl, struct sgw_sl_sess *ss,
 	ver = *rte_pktmbuf_mtod(head, uint8_t *) >> 4;
 	eh = (struct rte_ether_hdr *)rte_pktmbuf_prepend(head, RTE_ETHER_HDR_LEN);
 	if ((ver != 4 && ver != 6) || eh == NULL) {
-		w->sl.ctr[SGW_SLD_DELIVER_NOT_IP]++;
-		rte_pktmbuf_free(head);
+		lose(w, SGW_SLD_DELIVER_NOT_IP, head);
 		return;
 	}
 	/* As if the far end had sent it to us; next hops rewrite both. */
@@ -690,6 +752,42 @@ event(struct sgw_worker *w, struct sgw_sl_sess *ss, uint8_t code)
 			ss->name, ss->term_id, w->idx, what[code], sgw_arq_peer_epoch(ss->arq));
 }
 
+/*
+ * Of nrel reliable packets the ARQ just released, those it released after
+ * their acknowledgement (its pkts_acked moved by as many) were carried; a
+ * peer restart released the others unacknowledged.
+ */
+static void
+settle_reliable(struct sgw_worker *w, struct sgw_sl_sess *ss, uint32_t nrel)
+{
+	struct sgw_arq_stats st;
+	uint64_t acked;
+
+	sgw_arq_get_stats(ss->arq, &st);
+	acked = RTE_MIN(st.pkts_acked - ss->acked_seen, (uint64_t)nrel);
+	ss->acked_seen = st.pkts_acked;
+	w->c.sl_pkts_carried += acked;
+	if (nrel > acked)
+		lost(w, SGW_SLD_RELEASED_UNACKED, nrel - acked);
+}
+
+/* A handle the ARQ released: a sent packet it is done with, or a received fragment. */
+static inline void
+release(struct sgw_worker *w, struct sgw_sl_sess *ss, struct rte_mbuf *m, uint32_t *nrel)
+{
+	if (m->port == SL_H_DATAGRAM) {
+		ss->arq_pkts--;
+		w->c.sl_pkts_carried++;  /* released once its frames were built */
+		rte_pktmbuf_free(m);
+	} else if (m->port == SL_H_RELIABLE) {
+		ss->arq_pkts--;
+		(*nrel)++;
+		rte_pktmbuf_free(m);
+	} else {
+		lose(w, SGW_SLD_RELEASED_RX, m);
+	}
+}
+
 /* Carry out and empty the worker's action array, for session ss. */
 static void
 run_actions(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess *ss)
@@ -697,7 +795,7 @@ run_actions(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_se
 	struct sgw_sl *sl = w->dp->sl;
 	struct sgw_arq_out *out = &w->sl.out;
 	uint16_t burst = s->pol.workers.burst;
-	uint32_t i, j;
+	uint32_t i, j, nrel = 0;
 
 	/* Control frames first: ahead of every data frame of this batch. */
 	for (i = 0; i < out->n; i++) {
@@ -708,6 +806,7 @@ run_actions(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_se
 			m = build_ctrl(w, sl, ss, a);
 			if (m != NULL) {
 				ss->c.frames_tx_ctrl++;
+				w->c.sl_ctrl_frames++;
 				sgw_worker_tx(w, (uint16_t)sl->pidx, m, burst);
 			}
 		} else if (a->type == SGW_ARQ_ACT_EVENT) {
@@ -721,8 +820,10 @@ run_actions(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_se
 		switch (a->type) {
 		case SGW_ARQ_ACT_TX_DATA:
 			m = build_data(w, sl, ss, a);
-			if (m != NULL)
+			if (m != NULL) {
+				w->c.sl_data_frames++;
 				pace_add(w, ss, m);
+			}
 			break;
 		case SGW_ARQ_ACT_DELIVER:
 			for (j = i; j < out->n && out->act[j].type == SGW_ARQ_ACT_DELIVER &&
@@ -734,13 +835,15 @@ run_actions(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_se
 			i = j;
 			break;
 		case SGW_ARQ_ACT_RELEASE:
-			rte_pktmbuf_free((struct rte_mbuf *)(uintptr_t)a->handle);
+			release(w, ss, (struct rte_mbuf *)(uintptr_t)a->handle, &nrel);
 			break;
 		default:
 			break;
 		}
 	}
 	out->n = 0;
+	if (nrel > 0)
+		settle_reliable(w, ss, nrel);
 }
 
 /* Poll carried work, send what the pacer allows, arm the session's one timer. */
@@ -862,8 +965,7 @@ sgw_sl_emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf 
 	}
 	ss = &sl->sess[si];
 	if (ss->owner != w->idx) {
-		w->sl.ctr[SGW_SLD_NOT_OWNER]++;
-		rte_pktmbuf_free(m);
+		lose(w, SGW_SLD_NOT_OWNER, m);
 		return;
 	}
 	/* The IP packet alone: no Ethernet header, no Ethernet padding. */
@@ -874,8 +976,7 @@ sgw_sl_emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf 
 	if (svc == SGW_SL_SVC_RELIABLE) {
 		/* Into the feed queue; the pacer takes it to the ARQ (pace()). */
 		if (ss->fq_n == ss->fq_cap) {
-			w->sl.ctr[SGW_SLD_SEND_QUEUE_FULL]++;
-			rte_pktmbuf_free(m);
+			lose(w, SGW_SLD_SEND_QUEUE_FULL, m);
 		} else {
 			uint32_t tail = ss->fq_head + ss->fq_n;
 
@@ -886,14 +987,15 @@ sgw_sl_emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf 
 		return;
 	}
 	/* Datagrams go straight to the session: they wait behind no repair. */
+	m->port = SL_H_DATAGRAM;
 	rc = sgw_arq_send(ss->arq, w->now_ns, 0, (uint64_t)(uintptr_t)m, len,
 			  SGW_ARQ_SEND_DATAGRAM, &w->sl.out);
 	if (rc == 0) {
 		ss->c.pkts_sent_datagram++;
+		ss->arq_pkts++;
 	} else {
-		w->sl.ctr[rc == -EMSGSIZE ? SGW_SLD_SEND_TOO_BIG :
-			  rc == -ENOTCONN ? SGW_SLD_SEND_NOT_CONNECTED : SGW_SLD_SEND_OTHER]++;
-		rte_pktmbuf_free(m);
+		lose(w, rc == -EMSGSIZE ? SGW_SLD_SEND_TOO_BIG :
+		     rc == -ENOTCONN ? SGW_SLD_SEND_NOT_CONNECTED : SGW_SLD_SEND_OTHER, m);
 	}
 	run_actions(w, s, ss);
 	touch(w, s, ss, (uint32_t)si);
@@ -922,37 +1024,38 @@ rx_frame(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess 
 	 uint32_t si, struct rte_mbuf *m, uint16_t l3_off)
 {
 	struct sgw_satlink_hdr h;
+	enum sgw_sld_ctr why;
 	uint8_t *hdr, *body;
 	int rc;
 
 	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
-		w->sl.ctr[SGW_SLD_RX_CHAINED]++;
+		why = SGW_SLD_RX_CHAINED;
 		goto drop;
 	}
 	hdr = rte_pktmbuf_mtod_offset(m, uint8_t *, l3_off);
 	rc = sgw_satlink_parse_hdr(hdr, rte_pktmbuf_data_len(m) - l3_off, &h);
 	if (rc != SGW_SL_OK) {
 		w->sl.bad_hdr[rc]++;
-		w->sl.ctr[SGW_SLD_RX_BAD_HEADER]++;
+		why = SGW_SLD_RX_BAD_HEADER;
 		goto drop;
 	}
 	body = hdr + SGW_SATLINK_HDR_LEN;
 	if (ss->cc != NULL) {
 		if (!(h.flags & SGW_SL_F_ENCRYPTED)) {
 			sgw_slcrypto_refuse_clear(ss->cc);
-			w->sl.ctr[SGW_SLD_RX_CRYPTO]++;
+			why = SGW_SLD_RX_CRYPTO;
 			goto drop;
 		}
 		rc = sgw_slcrypto_open(ss->cc, hdr, SGW_SATLINK_HDR_LEN, body, h.payload_len,
 				       body + SGW_SLC_NONCE_LEN);
 		if (rc < 0) {
-			w->sl.ctr[SGW_SLD_RX_CRYPTO]++;
+			why = SGW_SLD_RX_CRYPTO;
 			goto drop;
 		}
 		h.payload_len = (uint16_t)rc;
 		body += SGW_SLC_NONCE_LEN;
 	} else if (h.flags & SGW_SL_F_ENCRYPTED) {
-		w->sl.ctr[SGW_SLD_RX_NO_KEY_HERE]++;
+		why = SGW_SLD_RX_NO_KEY_HERE;
 		goto drop;
 	}
 	ss->c.frames_rx++;
@@ -961,22 +1064,30 @@ rx_frame(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess 
 
 		rte_pktmbuf_adj(m, skip);
 		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - h.payload_len));
+		m->port = w->dp->sl->port_id;  /* a received fragment (see release()) */
 		rc = sgw_arq_rx_data(ss->arq, w->now_ns, &h, (uint64_t)(uintptr_t)m, &w->sl.out);
-		if (rc != SGW_ARQ_RX_OK) {
-			w->sl.ctr[SGW_SLD_RX_REFUSED]++;
+		if (rc == SGW_ARQ_RX_DUP) {
+			/* A copy of what the session has (k-fold retransmission): no loss. */
+			w->sl.ctr[SGW_SLD_RX_DUPLICATE]++;
+			w->c.sl_rx_duplicates++;
 			rte_pktmbuf_free(m);
+		} else if (rc != SGW_ARQ_RX_OK) {
+			lose(w, SGW_SLD_RX_REFUSED, m);
 		}
 	} else {
 		rc = sgw_arq_rx_ctrl(ss->arq, w->now_ns, &h, body, h.payload_len, &w->sl.out);
-		if (rc != SGW_ARQ_RX_OK)
-			w->sl.ctr[SGW_SLD_RX_REFUSED]++;
-		rte_pktmbuf_free(m);
+		if (rc == SGW_ARQ_RX_OK) {
+			w->c.sl_ctrl_read++;
+			rte_pktmbuf_free(m);
+		} else {
+			lose(w, SGW_SLD_RX_REFUSED, m);
+		}
 	}
 	/* Timers and pacing once per session and burst (sgw_sl_stage), actions now. */
 	run_actions(w, s, ss);
 	return;
 drop:
-	rte_pktmbuf_free(m);
+	lose(w, why, m);
 }
 
 void
@@ -994,13 +1105,11 @@ sgw_sl_stage(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf
 		uint16_t i = idx[j];
 
 		if (w->pidx[i] != sl->pidx) {
-			w->sl.ctr[SGW_SLD_RX_WRONG_PORT]++;
-			rte_pktmbuf_free(m[i]);
+			lose(w, SGW_SLD_RX_WRONG_PORT, m[i]);
 			continue;
 		}
 		if (w->sl_sess[i] < 0 || sl->sess[w->sl_sess[i]].owner != w->idx) {
-			w->sl.ctr[SGW_SLD_RX_NO_SESSION]++;
-			rte_pktmbuf_free(m[i]);
+			lose(w, SGW_SLD_RX_NO_SESSION, m[i]);
 			continue;
 		}
 		fm[k] = m[i];
@@ -1045,6 +1154,13 @@ sgw_sl_iter(struct sgw_worker *w, const struct sgw_snapshot *s)
 
 /* ---------------------------------------------------------------- stop */
 
+/*
+ * Everything the sessions hold is freed unsent and counted drops.shutdown on
+ * the owning worker: delivered packets not yet run, built frames in the
+ * pacers, packets in the feed queues, and what the ARQs hold (sent packets
+ * not yet acknowledged or queued behind the window, received fragments not
+ * yet delivered). The published counters keep what was held at the stop.
+ */
 void
 sgw_sl_drain(struct sgw_dp *dp)
 {
@@ -1058,31 +1174,66 @@ sgw_sl_drain(struct sgw_dp *dp)
 
 		for (k = 0; k < x->ndeliv; k++)
 			rte_pktmbuf_free(x->deliv[k]);
+		dp->workers[i]->c.drop[SGW_DROP_SHUTDOWN] += x->ndeliv;
 		x->ndeliv = 0;
 	}
 	for (i = 0; i < sl->n_sess; i++) {
 		struct sgw_sl_sess *ss = &sl->sess[i];
-		struct sgw_arq_out *out = &dp->workers[ss->owner]->sl.out;
+		struct sgw_worker *w = dp->workers[ss->owner];
+		struct sgw_arq_out *out = &w->sl.out;
 		int done;
 
 		publish(ss);
 		for (k = 0; k < ss->pq_n; k++)
 			rte_pktmbuf_free(ss->pq[(ss->pq_head + k) % ss->pq_cap]);
+		w->c.drop[SGW_DROP_SHUTDOWN] += ss->pq_n;
 		ss->pq_n = 0;
 		for (k = 0; k < ss->fq_n; k++)
 			rte_pktmbuf_free(ss->fq[(ss->fq_head + k) % ss->fq_cap]);
+		w->c.drop[SGW_DROP_SHUTDOWN] += ss->fq_n;
 		ss->fq_n = 0;
 		do {
 			out->n = 0;
 			done = sgw_arq_drain(ss->arq, out);
-			for (k = 0; k < out->n; k++)
-				if (out->act[k].type == SGW_ARQ_ACT_RELEASE ||
-				    out->act[k].type == SGW_ARQ_ACT_DELIVER)
-					rte_pktmbuf_free((struct rte_mbuf *)(uintptr_t)
-							 out->act[k].handle);
+			for (k = 0; k < out->n; k++) {
+				struct rte_mbuf *m;
+
+				if (out->act[k].type != SGW_ARQ_ACT_RELEASE &&
+				    out->act[k].type != SGW_ARQ_ACT_DELIVER)
+					continue;
+				m = (struct rte_mbuf *)(uintptr_t)out->act[k].handle;
+				if (m->port == SL_H_RELIABLE || m->port == SL_H_DATAGRAM)
+					ss->arq_pkts--;
+				rte_pktmbuf_free(m);
+				w->c.drop[SGW_DROP_SHUTDOWN]++;
+			}
 		} while (!done);
 		out->n = 0;
 	}
+}
+
+uint64_t
+sgw_sl_held(const struct sgw_dp *dp)
+{
+	const struct sgw_sl *sl = dp->sl;
+	uint64_t n = 0;
+	uint32_t i;
+
+	if (sl == NULL)
+		return 0;
+	for (i = 0; i < dp->n_workers; i++)
+		if (dp->workers[i] != NULL)
+			n += dp->workers[i]->sl.ndeliv;
+	for (i = 0; i < sl->n_sess; i++) {
+		const struct sgw_sl_sess *ss = &sl->sess[i];
+		struct sgw_arq_stats st;
+
+		if (ss->arq == NULL)
+			continue;
+		sgw_arq_get_stats(ss->arq, &st);
+		n += (uint64_t)ss->pq_n + ss->fq_n + ss->arq_pkts + st.rx_held + st.dgram_held;
+	}
+	return n;
 }
 
 /* ------------------------------------------------------------- reporting */

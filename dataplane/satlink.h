@@ -53,7 +53,11 @@ enum sgw_sld_ctr {
 	SGW_SLD_RX_CHAINED,             /* a multi-segment frame that could not be linearised */
 	SGW_SLD_RX_CRYPTO,              /* refused by the crypto layer (reasons per session) */
 	SGW_SLD_RX_NO_KEY_HERE,         /* ENCRYPTED frame but this end has no key file */
-	SGW_SLD_RX_REFUSED,             /* refused by the ARQ (reasons per session) */
+	SGW_SLD_RX_REFUSED,             /* refused by the ARQ (reasons per session), not dups */
+	SGW_SLD_RX_DUPLICATE,           /* a DATA frame the session already had: no loss */
+	SGW_SLD_RELEASED_RX,            /* received fragments released undelivered (incomplete
+					 * or late datagrams, reassembly errors, peer restart) */
+	SGW_SLD_RELEASED_UNACKED,       /* packets a peer restart released unacknowledged */
 	SGW_SLD_DELIVER_NOT_IP,         /* a delivered packet that is not IPv4/IPv6 */
 	SGW_SLD_DELIVER_OTHER_CHANNEL,  /* channel != 0: no upper layer for it yet */
 	SGW_SLD_DELIVER_CHAIN_FAIL,     /* could not assemble the fragments */
@@ -97,6 +101,8 @@ struct sgw_sl_sess {
 	struct rte_mbuf **pq;           /* built frames waiting for the line */
 	uint32_t fq_head, fq_n, fq_cap;
 	struct rte_mbuf **fq;           /* reliable packets waiting for the ARQ */
+	uint32_t arq_pkts;              /* packets the ARQ holds (taken, not yet released) */
+	uint64_t acked_seen;            /* the ARQ's pkts_acked when last looked at */
 	bool touched;                   /* in the worker's touched list */
 	struct sgw_sl_pub c;            /* the counters the stage keeps (arq/crypto: copies) */
 	/* publication (seqlock: odd while the owner writes) */
@@ -164,6 +170,12 @@ void sgw_sl_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t s
 void sgw_sl_iter(struct sgw_worker *w, const struct sgw_snapshot *s);
 /* A consistent copy of a session's published counters (any thread). */
 void sgw_sl_read(const struct sgw_dp *dp, uint32_t sess, struct sgw_sl_pub *out);
+/*
+ * Packets and frames the stage holds now: feed queues, pacers, the ARQs (sent
+ * packets not yet released, received fragments not yet delivered), delivery
+ * queues. Exact only while the workers are stopped (the exit report, tests).
+ */
+uint64_t sgw_sl_held(const struct sgw_dp *dp);
 
 /* Reporting: every counter as (name, value), for the exit JSON and telemetry. */
 typedef void (*sgw_sl_kv_fn)(void *ctx, const char *key, uint64_t v);

@@ -23,6 +23,25 @@ static const char *const drop_names[SGW_DROP__COUNT] = {
 	[SGW_DROP_HANDOFF_FULL] = "handoff_ring_full",
 	[SGW_DROP_TX_FULL] = "tx_full",
 	[SGW_DROP_SHUTDOWN] = "shutdown",
+	[SGW_DROP_SL_NOT_OWNER] = "satlink_not_owner",
+	[SGW_DROP_SL_SEND_QUEUE_FULL] = "satlink_send_queue_full",
+	[SGW_DROP_SL_SEND_TOO_BIG] = "satlink_send_too_big",
+	[SGW_DROP_SL_SEND_NOT_CONNECTED] = "satlink_send_not_connected",
+	[SGW_DROP_SL_SEND_OTHER] = "satlink_send_other",
+	[SGW_DROP_SL_PACER_FULL] = "satlink_pacer_full",
+	[SGW_DROP_SL_RX_WRONG_PORT] = "satlink_rx_wrong_port",
+	[SGW_DROP_SL_RX_NO_SESSION] = "satlink_rx_no_session",
+	[SGW_DROP_SL_RX_BAD_HEADER] = "satlink_rx_bad_header",
+	[SGW_DROP_SL_RX_CHAINED] = "satlink_rx_chained",
+	[SGW_DROP_SL_RX_CRYPTO] = "satlink_rx_crypto",
+	[SGW_DROP_SL_RX_NO_KEY_HERE] = "satlink_rx_encrypted_no_key",
+	[SGW_DROP_SL_RX_REFUSED] = "satlink_rx_refused",
+	[SGW_DROP_SL_RELEASED_RX] = "satlink_released_rx",
+	[SGW_DROP_SL_RELEASED_UNACKED] = "satlink_released_unacked",
+	[SGW_DROP_SL_DELIVER_NOT_IP] = "satlink_deliver_not_ip",
+	[SGW_DROP_SL_DELIVER_OTHER_CHANNEL] = "satlink_deliver_other_channel",
+	[SGW_DROP_SL_DELIVER_CHAIN_FAIL] = "satlink_deliver_chain_fail",
+	[SGW_DROP_SL_DELIVER_FULL] = "satlink_deliver_full",
 };
 
 const char *
@@ -78,6 +97,61 @@ sgw_rule_totals(const struct sgw_snapshot *s, uint32_t r, uint64_t *pkts, uint64
 	}
 }
 
+int
+sgw_dp_account(const struct sgw_dp *dp, struct sgw_account *a)
+{
+	struct sgw_counters c;
+	uint32_t i, w;
+	uint16_t p;
+
+	memset(a, 0, sizeof(*a));
+	sgw_counters_sum(dp, &c);
+	for (p = 0; p < dp->n_ports; p++) {
+		a->rx += c.rx_pkts[p];
+		a->tx += c.tx_pkts[p];
+	}
+	for (i = 0; i < SGW_DROP__COUNT; i++)
+		a->drops += c.drop[i];
+	a->orig_sl_data = c.sl_data_frames;
+	a->orig_sl_ctrl = c.sl_ctrl_frames;
+	a->cons_sl_carried = c.sl_pkts_carried;
+	a->cons_sl_ctrl = c.sl_ctrl_read;
+	a->cons_sl_merged = c.sl_frags_merged;
+	a->cons_sl_dups = c.sl_rx_duplicates;
+	for (w = 0; w < dp->n_workers; w++) {
+		if (dp->workers[w] != NULL)
+			for (p = 0; p < dp->n_ports; p++)
+				a->held_tx_buffers += dp->workers[w]->tx[p].n;
+		if (dp->inring[w] != NULL)
+			a->held_rings += rte_ring_count(dp->inring[w]);
+	}
+	for (p = 0; p < dp->n_ports; p++)
+		if (dp->txring[p] != NULL)
+			a->held_rings += rte_ring_count(dp->txring[p]);
+	if (dp->emulator) {
+		int d;
+
+		for (d = 0; d < 2; d++) {
+			struct sgw_linkem_stats ls;
+			uint64_t now = dp->workers[0] != NULL ? dp->workers[0]->now_ns : 0;
+
+			if (dp->emu[d].lm == NULL)
+				continue;
+			sgw_linkem_get_stats(dp->emu[d].lm, now, &ls);
+			a->link_drops += ls.drop_pkts[SGW_LE_DROP_QUEUE] +
+					 ls.drop_pkts[SGW_LE_DROP_LOSS] +
+					 ls.drop_pkts[SGW_LE_DROP_OUTAGE];
+			a->held_link += sgw_ring_count(&dp->emu[d].r);
+		}
+	}
+	a->held_satlink = sgw_sl_held(dp);
+	a->in = a->rx + a->orig_sl_data + a->orig_sl_ctrl;
+	a->out = a->tx + a->drops + a->link_drops + a->cons_sl_carried + a->cons_sl_ctrl +
+		 a->cons_sl_merged + a->cons_sl_dups + a->held_tx_buffers + a->held_rings +
+		 a->held_link + a->held_satlink;
+	return a->in == a->out ? 0 : -1;
+}
+
 uint32_t
 sgw_flows_active(const struct sgw_dp *dp)
 {
@@ -111,6 +185,7 @@ int
 sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 {
 	const struct sgw_snapshot *s = dp->snap;
+	struct sgw_account a;
 	struct sgw_counters c;
 	uint32_t i, r;
 	uint16_t p;
@@ -200,6 +275,21 @@ sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 	}
 	if (dp->sl != NULL)
 		sgw_sl_write_json(dp, f);
+	sgw_dp_account(dp, &a);
+	fprintf(f, "  \"accounting\": {\"rx\": %" PRIu64 ", \"originated\": "
+		"{\"satlink_data_frames\": %" PRIu64 ", \"satlink_ctrl_frames\": %" PRIu64 "},\n"
+		"    \"tx\": %" PRIu64 ", \"dropped\": {\"drops\": %" PRIu64
+		", \"link\": %" PRIu64 "},\n"
+		"    \"consumed\": {\"satlink_pkts_carried\": %" PRIu64
+		", \"satlink_ctrl_frames_read\": %" PRIu64
+		", \"satlink_fragments_merged\": %" PRIu64
+		", \"satlink_duplicates\": %" PRIu64 "},\n"
+		"    \"held\": {\"tx_buffers\": %" PRIu64 ", \"rings\": %" PRIu64
+		", \"link\": %" PRIu64 ", \"satlink\": %" PRIu64 "},\n"
+		"    \"in\": %" PRIu64 ", \"out\": %" PRIu64 "},\n",
+		a.rx, a.orig_sl_data, a.orig_sl_ctrl, a.tx, a.drops, a.link_drops,
+		a.cons_sl_carried, a.cons_sl_ctrl, a.cons_sl_merged, a.cons_sl_dups,
+		a.held_tx_buffers, a.held_rings, a.held_link, a.held_satlink, a.in, a.out);
 	fprintf(f, "  \"mempool\": {\"size\": %u, \"in_use\": %u}\n}\n",
 		dp->pool ? dp->pool->size : 0, dp->pool ? rte_mempool_in_use_count(dp->pool) : 0);
 	return ferror(f) ? -1 : 0;
@@ -222,6 +312,7 @@ void
 sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 {
 	const struct sgw_snapshot *s = dp->snap;
+	struct sgw_account acc;
 	struct sgw_counters c;
 	char a[32], b[32];
 	uint32_t i;
@@ -268,6 +359,10 @@ sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 	}
 	if (dp->sl != NULL)
 		sgw_sl_print_summary(dp, f);
+	if (sgw_dp_account(dp, &acc) != 0 || acc.orig_sl_data + acc.orig_sl_ctrl != 0)
+		fprintf(f, "  accounted: %" PRIu64 " in (received + made), %" PRIu64
+			" out (sent + dropped + consumed + held)%s\n", acc.in, acc.out,
+			acc.in == acc.out ? "" : "  <-- MISMATCH");
 	if (elapsed_s > 0) {
 		uint64_t tx = 0, txb = 0;
 

@@ -22,6 +22,8 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "sgw_dp.h"
+
 namespace sgwtest {
 
 /* The EAL once per binary: --no-huge --no-pci, lcores 0-1, its own file prefix. */
@@ -103,6 +105,35 @@ struct RingPort {
 		free_rings();
 	}
 };
+
+/*
+ * The accounting identity of the exit report (docs/operations.md, "Exit
+ * report"), exactly: rx + originated == tx + dropped + consumed + held. With
+ * at_exit (after sgw_dp_drain), nothing may be held any more. Call it with
+ * the workers stopped, at the end of every test that ran a dataplane.
+ */
+static inline void
+expect_accounted(const struct sgw_dp *dp, bool at_exit, const std::string &who = "")
+{
+	struct sgw_account a;
+
+	if (dp->snap == NULL)
+		return; /* never published: no worker ever ran */
+	sgw_dp_account(dp, &a);
+	uint64_t held = a.held_tx_buffers + a.held_rings + a.held_link + a.held_satlink;
+	EXPECT_EQ(a.in, a.out)
+		<< who << (at_exit ? " at exit" : " before the drain")
+		<< ": rx " << a.rx << " + made " << a.orig_sl_data << " data, " << a.orig_sl_ctrl
+		<< " ctrl frames != tx " << a.tx << " + drops " << a.drops << " + link drops "
+		<< a.link_drops << " + carried " << a.cons_sl_carried << " + ctrl read "
+		<< a.cons_sl_ctrl << " + merged " << a.cons_sl_merged << " + duplicates "
+		<< a.cons_sl_dups << " + held " << held << " (tx buffers " << a.held_tx_buffers
+		<< ", rings " << a.held_rings << ", link " << a.held_link << ", satlink "
+		<< a.held_satlink << ")";
+	if (at_exit) {
+		EXPECT_EQ(held, 0u) << who << ": still held after the shutdown drain";
+	}
+}
 
 } // namespace sgwtest
 

@@ -63,7 +63,9 @@ protected:
 	void TearDown() override
 	{
 		if (inited) {
+			sgwtest::expect_accounted(dp.get(), false);
 			sgw_dp_drain(dp.get());
+			sgwtest::expect_accounted(dp.get(), true);
 			drain_tx(a);
 			drain_tx(b);
 			unsigned int in_use = sgw_dp_fini(dp.get());

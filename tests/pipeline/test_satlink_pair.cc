@@ -60,6 +60,10 @@ protected:
 	RingPort terr, hsat, tsat, lan;
 	std::unique_ptr<sgw_dp> hub{new sgw_dp()}, term{new sgw_dp()};
 	bool hub_up = false, term_up = false;
+	/* A terminal replaced by a restarted one (restart_terminal): finished last. */
+	RingPort tsat_old, lan_old;
+	std::unique_ptr<sgw_dp> term_old;
+	bool term_old_up = false;
 	uint64_t now = 0;
 	uint64_t delay_ns = 50000000;   /* one way */
 	std::deque<InFlight> fwd, ret;  /* hub -> terminal, terminal -> hub */
@@ -90,20 +94,38 @@ protected:
 			rte_pktmbuf_free(f.m);
 		fwd.clear();
 		ret.clear();
-		if (hub_up)
+		if (hub_up) {
+			sgwtest::expect_accounted(hub.get(), false, "hub");
 			sgw_dp_drain(hub.get());
-		if (term_up)
+			sgwtest::expect_accounted(hub.get(), true, "hub");
+		}
+		if (term_up) {
+			sgwtest::expect_accounted(term.get(), false, "terminal");
 			sgw_dp_drain(term.get());
+			sgwtest::expect_accounted(term.get(), true, "terminal");
+		}
+		if (term_old_up) {
+			sgwtest::expect_accounted(term_old.get(), false, "restarted terminal");
+			sgw_dp_drain(term_old.get());
+			sgwtest::expect_accounted(term_old.get(), true, "restarted terminal");
+		}
 		terr.free_all();
 		hsat.free_all();
 		tsat.free_all();
 		lan.free_all();
+		if (term_old != nullptr) {
+			tsat_old.free_all();
+			lan_old.free_all();
+		}
 		/* Frames cross pools (a hub mbuf is freed by the terminal): count both after. */
 		if (hub_up) {
 			EXPECT_EQ(sgw_dp_fini(hub.get()), 0u) << "hub mbufs not returned";
 		}
 		if (term_up) {
 			EXPECT_EQ(sgw_dp_fini(term.get()), 0u) << "terminal mbufs not returned";
+		}
+		if (term_old_up) {
+			EXPECT_EQ(sgw_dp_fini(term_old.get()), 0u) << "old terminal mbufs";
 		}
 		if (!keydir.empty()) {
 			EXPECT_EQ(system(("rm -rf " + keydir).c_str()), 0);
@@ -240,6 +262,34 @@ protected:
 		sgw_sl_pub p;
 		sgw_sl_read(dp, 0, &p);
 		return p;
+	}
+
+	static sgw_counters sum(sgw_dp *dp)
+	{
+		sgw_counters c;
+		sgw_counters_sum(dp, &c);
+		return c;
+	}
+
+	/*
+	 * The terminal restarts: a new dataplane (a new epoch, the next second)
+	 * on new ports takes the old one's place on the link; the old one stops
+	 * being run and is finished in TearDown (its frames may still be on the
+	 * link or in the hub).
+	 */
+	void restart_terminal(const std::string &sl_extra)
+	{
+		tsat_old = tsat;
+		lan_old = lan;
+		term_old = std::move(term);
+		term_old_up = term_up;
+		term_up = false;
+		int n = ++g_seq;
+		tsat.make("sls" + std::to_string(n), 16384);
+		lan.make("sll" + std::to_string(n), 16384);
+		term.reset(new sgw_dp());
+		memset(term.get(), 0, sizeof(*term));
+		start_one(term.get(), term_yaml(sl_extra), "t" + std::to_string(n), term_up);
 	}
 
 	uint64_t stage_ctr(sgw_dp *dp, int c)
@@ -633,6 +683,8 @@ TEST_F(SatlinkPair, QueueBeforeTheLineStaysShortUnderOverload)
 	uint64_t refused = stage_ctr(hub.get(), SGW_SLD_SEND_QUEUE_FULL);
 	/* (the pacer drains a little between the input's bursts) */
 	EXPECT_GE(refused, 1500u - 512u - 64u);
+	/* The refusals are drops too (issue 11, defect 4). */
+	EXPECT_EQ(sum(hub.get()).drop[SGW_DROP_SL_SEND_QUEUE_FULL], refused);
 	/* The pacer is fed a few ms of frames at a time, not the window. */
 	EXPECT_LE(max_pacer, hub->sl->sess[0].pq_low + 2);
 	EXPECT_GT(hub->sl->tx_window, 1000u) << "the window alone would have queued much more";
@@ -672,6 +724,94 @@ TEST_F(SatlinkPair, PacesDataFramesAtTheLinkRate)
 	double per = double(last - first) / double(n - 1);
 	double want = (1400.0 + 14 + 22) * 8 / 20e6 * 1e9;
 	EXPECT_NEAR(per, want, want * 0.02);
+}
+
+/*
+ * What the sessions hold at shutdown is freed as drops.shutdown (issue 11,
+ * defect 4: it stayed 0): sent packets not acknowledged (the link lost
+ * everything), the frames in the pacer, the packets in the feed queue.
+ */
+TEST_F(SatlinkPair, ShutdownCountsWhatTheSessionsHeld)
+{
+	start(hub_yaml(", send_queue: 512"), term_yaml());
+	bool dead = false;
+	channel = [&](bool, struct rte_mbuf *) { return !dead; };
+	run_until(300000000);
+	ASSERT_EQ(session(hub.get()).state, SGW_ARQ_UP);
+	dead = true;
+	for (uint32_t i = 0; i < 400; i++)
+		inject(hub.get(), terr, downlink(i));
+	run_until(now + 20000000);
+	sgw_sl_sess &ss = hub->sl->sess[0];
+	uint64_t queued = ss.fq_n, paced = ss.pq_n, held = sgw_sl_held(hub.get());
+	EXPECT_GT(queued, 0u) << "the feed queue holds packets";
+	EXPECT_GT(paced, 0u) << "the pacer holds frames";
+	EXPECT_GE(held, 400u) << "every packet is still held (nothing was acknowledged)";
+	sgwtest::expect_accounted(hub.get(), false, "hub");
+	sgw_counters before = sum(hub.get());
+	EXPECT_EQ(before.drop[SGW_DROP_SHUTDOWN], 0u);
+	sgw_dp_drain(hub.get());
+	sgw_counters after = sum(hub.get());
+	EXPECT_EQ(after.drop[SGW_DROP_SHUTDOWN], held);
+	EXPECT_EQ(sgw_sl_held(hub.get()), 0u);
+	sgwtest::expect_accounted(hub.get(), true, "hub");
+	/* The exit report says what was held when the session stopped. */
+	EXPECT_EQ(session(hub.get()).queue_held, queued);
+	EXPECT_EQ(session(hub.get()).pacer_held, paced);
+}
+
+/* Datagrams before the session is up are refused and dropped by reason. */
+TEST_F(SatlinkPair, DatagramsBeforeTheSessionIsUpAreDrops)
+{
+	start(hub_yaml(", default_service: datagram"), term_yaml());
+	channel = [&](bool, struct rte_mbuf *) { return false; };
+	run_until(1000000);
+	for (uint32_t i = 0; i < 25; i++)
+		inject(hub.get(), terr, downlink(i, 160));
+	run_until(now + 5000000);
+	EXPECT_EQ(stage_ctr(hub.get(), SGW_SLD_SEND_NOT_CONNECTED), 25u);
+	EXPECT_EQ(sum(hub.get()).drop[SGW_DROP_SL_SEND_NOT_CONNECTED], 25u);
+	EXPECT_EQ(session(hub.get()).pkts_sent_datagram, 0u);
+}
+
+/*
+ * A terminal restarts while the hub holds unacknowledged packets for it: the
+ * hub releases them when it adopts the new epoch (they are lost: a new
+ * session starts), counted drops.satlink_released_unacked, and what the new
+ * terminal sends afterwards is delivered.
+ */
+TEST_F(SatlinkPair, PeerRestartReleasesUnacknowledgedPacketsAsDrops)
+{
+	const std::string sl = ", keepalive_ms: 100, link_down_ms: 500";
+	start(hub_yaml(sl), term_yaml(sl));
+	bool dead = false;
+	channel = [&](bool, struct rte_mbuf *) { return !dead; };
+	run_until(300000000);
+	ASSERT_EQ(session(hub.get()).state, SGW_ARQ_UP);
+	dead = true;
+	for (uint32_t i = 0; i < 30; i++)
+		inject(hub.get(), terr, downlink(i));
+	run_until(now + 1000000000ull);
+	ASSERT_EQ(session(hub.get()).state, SGW_ARQ_DOWN);
+	EXPECT_EQ(hub->sl->sess[0].arq_pkts, 30u) << "all sent, none acknowledged";
+	EXPECT_EQ(sum(hub.get()).drop[SGW_DROP_SL_RELEASED_UNACKED], 0u);
+	restart_terminal(sl);
+	dead = false;
+	run_until(now + 1500000000ull);
+	sgw_sl_pub h = session(hub.get());
+	EXPECT_EQ(h.arq.peer_restarts, 1u);
+	EXPECT_EQ(h.state, SGW_ARQ_UP);
+	EXPECT_EQ(hub->sl->sess[0].arq_pkts, 0u);
+	EXPECT_EQ(stage_ctr(hub.get(), SGW_SLD_RELEASED_UNACKED), 30u);
+	EXPECT_EQ(sum(hub.get()).drop[SGW_DROP_SL_RELEASED_UNACKED], 30u);
+	EXPECT_EQ(sum(hub.get()).sl_pkts_carried, 0u);
+	EXPECT_TRUE(recv(lan).empty()) << "released packets are not sent again";
+	/* The new session carries what comes next. */
+	for (uint32_t i = 100; i < 110; i++)
+		inject(hub.get(), terr, downlink(i));
+	run_until(now + 1000000000ull);
+	EXPECT_EQ(recv(lan).size(), 10u);
+	EXPECT_EQ(sum(hub.get()).sl_pkts_carried, 10u);
 }
 
 } // namespace
