@@ -3,6 +3,16 @@
 """Check or print satgw's counters (its --stats-json file, or telemetry JSON).
 
   stats.py check FILE [--conserve] [--dev] [--expect EXPR]...
+      FILE is an exit report (--stats-json). Always checked: the accounting
+      identity (docs/operations.md, "Exit report"), exactly:
+          sum(ports.rx_packets) + accounting.originated.*
+          == sum(ports.tx_packets) + drops.* + link drops (emulator)
+             + accounting.consumed.* + accounting.held.*,
+      nothing held at exit, the accounting object's totals equal the report's
+      own sections, and with satlink every drops.satlink_<reason> equals the
+      stage counter satlink.counters.<reason>, the control frames made equal
+      the sessions' frames_tx_ctrl, and the DATA frames made equal the
+      sessions' frames_tx_data + pacer_held (freed at exit) + pacer_full.
       EXPR is PATH OP NUMBER with OP one of == != >= <= > <. PATH walks the
       JSON with dots; in a list, a step picks the element whose "name" is
       that step (ports.terr.rx_packets, rules.to-site-a.packets); a final
@@ -66,6 +76,60 @@ def load(path):
         return json.load(f)
 
 
+LINK_DROPS = ("dropped_queue", "dropped_loss", "dropped_outage")
+
+
+def accounting(doc, expect):
+    """The accounting identity of the exit report, exactly; see the docstring."""
+    acc = doc.get("accounting")
+    if not isinstance(acc, dict):
+        expect("the report has an 'accounting' object (an exit report of this satgw)", False)
+        return
+    rx = sum(p["rx_packets"] for p in doc["ports"])
+    tx = sum(p["tx_packets"] for p in doc["ports"])
+    drops = total(doc["drops"])
+    link = sum(d[k] for d in doc.get("link", {}).values() for k in LINK_DROPS)
+    made = total(acc["originated"])
+    consumed = total(acc["consumed"])
+    held = total(acc["held"])
+    expect("accounting.rx %d == ports' rx_packets %d" % (acc["rx"], rx), acc["rx"] == rx)
+    expect("accounting.tx %d == ports' tx_packets %d" % (acc["tx"], tx), acc["tx"] == tx)
+    expect("accounting.dropped.drops %d == drops.* %d" % (acc["dropped"]["drops"], drops),
+           acc["dropped"]["drops"] == drops)
+    expect("accounting.dropped.link %d == link.*.dropped_* %d" % (acc["dropped"]["link"], link),
+           acc["dropped"]["link"] == link)
+    expect("accounted: rx %d + originated %d (%s) == tx %d + drops %d + link drops %d + "
+           "consumed %d (%s) + held %d" % (
+               rx, made, fmt_terms(acc["originated"]), tx, drops, link, consumed,
+               fmt_terms(acc["consumed"]), held),
+           rx + made == tx + drops + link + consumed + held)
+    expect("nothing held at exit: %s" % fmt_terms(acc["held"]), held == 0)
+    sl = doc.get("satlink")
+    if sl is None:
+        expect("no satlink: nothing originated or consumed (%d, %d)" % (made, consumed),
+               made == 0 and consumed == 0)
+        return
+    ctr = sl["counters"]
+    for k, v in doc["drops"].items():
+        if k.startswith("satlink_"):
+            c = ctr.get(k[len("satlink_"):])
+            expect("drops.%s %d == satlink.counters.%s %s" % (k, v, k[len("satlink_"):], c),
+                   c == v)
+    sess = sl["sessions"]
+    ctrl = sum(s["frames_tx_ctrl"] for s in sess)
+    expect("control frames made %d == sessions' frames_tx_ctrl %d" % (
+        acc["originated"]["satlink_ctrl_frames"], ctrl),
+        acc["originated"]["satlink_ctrl_frames"] == ctrl)
+    data = sum(s["frames_tx_data"] + s["pacer_held"] for s in sess) + ctr["pacer_full"]
+    expect("DATA frames made %d == sessions' frames_tx_data + pacer_held + pacer_full %d" % (
+        acc["originated"]["satlink_data_frames"], data),
+        acc["originated"]["satlink_data_frames"] == data)
+
+
+def fmt_terms(d):
+    return ", ".join("%s %d" % kv for kv in d.items()) or "-"
+
+
 def check(a):
     doc = load(a.file)
     bad = []
@@ -73,6 +137,8 @@ def check(a):
 
     def expect(desc, cond):
         (ok if cond else bad).append(desc)
+
+    accounting(doc, expect)
 
     for e in a.expect or []:
         m = EXPR.match(e)
