@@ -16,7 +16,11 @@
  * key, then freed (the dataplane loads it again at startup).
  * Pure C11 + libyaml (+ lib/sgw_slcrypto for the key file): no DPDK.
  */
+/* open, fstat, fdopen: the policy file is opened non-blocking (see sgw_policy_load_file). */
+#define _POSIX_C_SOURCE 200809L
+
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -25,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <yaml.h>
 
@@ -2904,9 +2910,10 @@ sgw_policy_load_file(const char *path, struct sgw_policy *out, struct sgw_cfg_er
 	struct sgw_cfg_errors local;
 	struct sgw_cfg_error *e;
 	size_t len = 0, cap = 0;
+	struct stat st;
 	char *buf = NULL;
 	FILE *f;
-	int rc, saved;
+	int rc, saved, fd;
 
 	if (errs == NULL)
 		errs = &local;
@@ -2914,14 +2921,36 @@ sgw_policy_load_file(const char *path, struct sgw_policy *out, struct sgw_cfg_er
 	errs->dropped = 0;
 	sgw_policy_init_defaults(out);
 	e = &errs->e[0];
-	f = fopen(path, "rb");
+	/*
+	 * Only a regular file: a FIFO would block the control thread (and every
+	 * later reload) in open or read. Checked before opening, opened
+	 * non-blocking, and checked again on what was opened.
+	 */
+	f = NULL;
+	saved = 0;  /* with f == NULL: not a regular file */
+	if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0) {
+			saved = errno;
+		} else if (fstat(fd, &st) != 0) {
+			saved = errno;
+			close(fd);
+		} else if (!S_ISREG(st.st_mode)) {
+			close(fd);
+		} else if ((f = fdopen(fd, "rb")) == NULL) {
+			saved = errno;
+			close(fd);
+		}
+	}
 	if (f == NULL) {
-		saved = errno;
 		errs->n = 1;
 		snprintf(e->file, sizeof(e->file), "%s", path);
 		e->line = 0;
 		e->col = 0;
-		snprintf(e->msg, sizeof(e->msg), "cannot open: %s", strerror(saved));
+		if (saved != 0)
+			snprintf(e->msg, sizeof(e->msg), "cannot open: %s", strerror(saved));
+		else
+			snprintf(e->msg, sizeof(e->msg), "not a regular file");
 		return -1;
 	}
 	/* Read at most one byte past the limit: enough to know it is too large. */

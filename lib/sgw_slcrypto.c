@@ -715,7 +715,17 @@ sgw_slcrypto_keys_load(const char *path, struct sgw_slcrypto_keys **out, char *e
 		slc_err_add(&es, 0, "no key file named");
 		goto done;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/*
+	 * Only a regular file: a FIFO would block the control thread (and every
+	 * later reload) in open or read, a device could be anything. Refused
+	 * before opening it, and opened non-blocking so that a file swapped for
+	 * a FIFO in between cannot block either; fstat checks what was opened.
+	 */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		slc_err_add(&es, 0, "not a regular file");
+		goto done;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		slc_err_add(&es, 0, "cannot open: %s", strerror(errno));
 		goto done;

@@ -20,16 +20,19 @@
  */
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <memory>
 #include <random>
 #include <set>
@@ -1237,6 +1240,35 @@ TEST(SlcKeyFile, ErrorsAreCappedAndCounted)
 }
 
 /* Like ssh: a key file others can read (or the group can write) is refused. */
+// A FIFO or a device given as the key path used to block the control thread
+// in open. Anything but a regular file is refused at once; should the loader
+// block again, the watchdog opens the FIFO's other end so the test fails
+// instead of hanging.
+TEST(SlcKeyFile, FifoAndDeviceAreRefusedWithoutBlocking)
+{
+	TmpDir tmp;
+	std::string fifo = tmp.path() + "/hub.keys";
+	ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+	KeysPtr k;
+	std::string err;
+	auto done = std::async(std::launch::async, [&]() { return load(fifo, &k, &err); });
+	bool blocked = done.wait_for(std::chrono::seconds(30)) != std::future_status::ready;
+	if (blocked) {
+		int fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // release the reader
+		if (fd >= 0)
+			close(fd);
+	}
+	int rc = done.get();
+	EXPECT_FALSE(blocked) << "sgw_slcrypto_keys_load blocked on a FIFO";
+	EXPECT_EQ(rc, -1);
+	EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+	EXPECT_EQ(k.get(), nullptr);
+	unlink(fifo.c_str());
+
+	EXPECT_EQ(load("/dev/zero", &k, &err), -1);
+	EXPECT_NE(err.find("not a regular file"), std::string::npos) << err;
+}
+
 TEST(SlcKeyFile, WorldReadableKeyFileIsRefused)
 {
 	TmpDir tmp;
