@@ -23,6 +23,7 @@ static const char *const drop_names[SGW_DROP__COUNT] = {
 	[SGW_DROP_HANDOFF_FULL] = "handoff_ring_full",
 	[SGW_DROP_TX_FULL] = "tx_full",
 	[SGW_DROP_SHUTDOWN] = "shutdown",
+	[SGW_DROP_REINJECT_FULL] = "reinject_full",
 };
 
 const char *
@@ -198,8 +199,7 @@ sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 		}
 		fprintf(f, "\n  },\n");
 	}
-	if (dp->sl != NULL)
-		sgw_sl_write_json(dp, f);
+	sgw_stages_write_json(dp, f);
 	fprintf(f, "  \"mempool\": {\"size\": %u, \"in_use\": %u}\n}\n",
 		dp->pool ? dp->pool->size : 0, dp->pool ? rte_mempool_in_use_count(dp->pool) : 0);
 	return ferror(f) ? -1 : 0;
@@ -266,8 +266,7 @@ sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 			" bypassed (table full)\n", c.flows_created, c.flows_expired,
 			c.flows_bypassed);
 	}
-	if (dp->sl != NULL)
-		sgw_sl_print_summary(dp, f);
+	sgw_stages_print_summary(dp, f);
 	if (elapsed_s > 0) {
 		uint64_t tx = 0, txb = 0;
 

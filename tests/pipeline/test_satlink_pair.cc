@@ -31,6 +31,7 @@
 #include "dp_harness.h"
 #include "pkt_build.h"
 #include "policy_yaml.h"
+#include "satlink.h"
 #include "sgw_dp.h"
 
 using sgwtest::Frame;
@@ -246,7 +247,7 @@ protected:
 	{
 		uint64_t v = 0;
 		for (uint32_t w = 0; w < dp->n_workers; w++)
-			v += dp->workers[w]->sl.ctr[c];
+			v += sgw_sl_worker_of(dp->workers[w])->ctr[c];
 		return v;
 	}
 
@@ -349,9 +350,9 @@ TEST_F(SatlinkPair, SessionsLiveOnTheirTerminalsWorkers)
 	extra_terminals = "  - {name: site-b, id: " + std::to_string(other) +
 			  ", prefixes: [10.20.2.0/24]}\n";
 	start(hub_yaml(), term_yaml());
-	ASSERT_EQ(hub->sl->n_sess, 2u);
-	EXPECT_EQ(hub->sl->sess[0].owner, 1u);
-	EXPECT_EQ(hub->sl->sess[1].owner, 0u);
+	ASSERT_EQ(sgw_sl_of(hub.get())->n_sess, 2u);
+	EXPECT_EQ(sgw_sl_of(hub.get())->sess[0].owner, 1u);
+	EXPECT_EQ(sgw_sl_of(hub.get())->sess[1].owner, 0u);
 	std::mt19937_64 rng(17);
 	std::bernoulli_distribution lose(0.05);
 	channel = [&](bool, struct rte_mbuf *) { return !lose(rng); };
@@ -628,14 +629,14 @@ TEST_F(SatlinkPair, QueueBeforeTheLineStaysShortUnderOverload)
 	uint32_t max_pacer = 0;
 	for (uint64_t end = now + 800000000ull; now < end;) {
 		run_until(now + 10000000);
-		max_pacer = std::max(max_pacer, hub->sl->sess[0].pq_n);
+		max_pacer = std::max(max_pacer, sgw_sl_of(hub.get())->sess[0].pq_n);
 	}
 	uint64_t refused = stage_ctr(hub.get(), SGW_SLD_SEND_QUEUE_FULL);
 	/* (the pacer drains a little between the input's bursts) */
 	EXPECT_GE(refused, 1500u - 512u - 64u);
 	/* The pacer is fed a few ms of frames at a time, not the window. */
-	EXPECT_LE(max_pacer, hub->sl->sess[0].pq_low + 2);
-	EXPECT_GT(hub->sl->tx_window, 1000u) << "the window alone would have queued much more";
+	EXPECT_LE(max_pacer, sgw_sl_of(hub.get())->sess[0].pq_low + 2);
+	EXPECT_GT(sgw_sl_of(hub.get())->tx_window, 1000u) << "the window alone would have queued much more";
 	run_until(now + 2000000000ull);
 	EXPECT_EQ(recv(lan).size() + refused, 1500u);
 	/* The RTT the session measured is the link's (100 ms), not the queue's. */
