@@ -26,6 +26,7 @@
 #include <rte_telemetry.h>
 
 #include "control.h"
+#include "sgw_timer_wheel.h"
 #include "flow_table.h"
 #include "sgw_linkem.h"
 
@@ -69,6 +70,7 @@ tel_stats_body(const char *params __rte_unused, struct rte_tel_data *d)
 	struct sgw_dp *dp = tel_ctl->dp;
 	const char *names[64];
 	uint64_t rx = 0, tx = 0, rxb = 0, txb = 0;
+	struct sgw_tw_stats tws;
 	struct sgw_counters c;
 	uint32_t i;
 
@@ -105,6 +107,10 @@ tel_stats_body(const char *params __rte_unused, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "handoff_out", c.handoff_out);
 	rte_tel_data_add_dict_u64(d, "handoff_in", c.handoff_in);
 	rte_tel_data_add_dict_u64(d, "timers_expired", c.timers_expired);
+	sgw_timer_stats_sum(tel_ctl->dp, &tws);
+	rte_tel_data_add_dict_u64(d, "timers_active", tws.active);
+	rte_tel_data_add_dict_u64(d, "timers_start_failed", tws.start_failed);
+	rte_tel_data_add_dict_u64(d, "timers_carried", tws.carried);
 	rte_tel_data_add_dict_u64(d, "loops", c.loops);
 	rte_tel_data_add_dict_u64(d, "idle_sleeps", c.idle_sleeps);
 	rte_tel_data_add_dict_u64(d, "mbufs_in_use", rte_mempool_in_use_count(dp->pool));

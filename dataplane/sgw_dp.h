@@ -275,7 +275,9 @@ void sgw_emu_read_stats(const struct sgw_dp *dp, int d, struct sgw_linkem_stats 
 void sgw_worker_tx(struct sgw_worker *w, uint16_t pidx, struct rte_mbuf *m, uint16_t burst);
 
 /* stats.c */
+struct sgw_tw_stats;
 void sgw_counters_sum(const struct sgw_dp *dp, struct sgw_counters *sum);
+void sgw_timer_stats_sum(const struct sgw_dp *dp, struct sgw_tw_stats *sum);
 int sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s);
 void sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s);
 const char *sgw_drop_name(enum sgw_drop d);

@@ -13,6 +13,7 @@
 
 #include "flow_table.h"
 #include "sgw_dp.h"
+#include "sgw_timer_wheel.h"
 #include "sgw_linkem.h"
 
 static const char *const drop_names[SGW_DROP__COUNT] = {
@@ -108,9 +109,38 @@ json_str(FILE *f, const char *key, const char *v)
 	fputc('"', f);
 }
 
+/*
+ * The workers' timer wheels summed: start_failed (a wheel full, so a timer
+ * was refused) and carried (expiries deferred by the per-loop bound) say
+ * when limits.timers_per_core or the loop is too small. Read from another
+ * thread like the other counters: one writer, aligned 64-bit words.
+ */
+void
+sgw_timer_stats_sum(const struct sgw_dp *dp, struct sgw_tw_stats *sum)
+{
+	uint32_t i;
+
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < dp->n_workers; i++) {
+		struct sgw_tw_stats st;
+
+		if (dp->workers[i] == NULL || dp->workers[i]->tw == NULL)
+			continue;
+		sgw_tw_get_stats(dp->workers[i]->tw, &st);
+		sum->active += st.active;
+		sum->capacity += st.capacity;
+		sum->started += st.started;
+		sum->stopped += st.stopped;
+		sum->expired += st.expired;
+		sum->start_failed += st.start_failed;
+		sum->carried += st.carried;
+	}
+}
+
 int
 sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 {
+	struct sgw_tw_stats tws;
 	const struct sgw_snapshot *s = dp->snap;
 	struct sgw_counters c;
 	uint32_t i, r;
@@ -175,6 +205,11 @@ sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 	fprintf(f, "  \"loops\": %" PRIu64 ",\n  \"idle_sleeps\": %" PRIu64
 		",\n  \"timers_expired\": %" PRIu64 ",\n", c.loops, c.idle_sleeps,
 		c.timers_expired);
+	sgw_timer_stats_sum(dp, &tws);
+	fprintf(f, "  \"timers\": {\"active\": %u, \"capacity\": %u, \"started\": %" PRIu64
+		", \"stopped\": %" PRIu64 ", \"expired\": %" PRIu64 ", \"start_failed\": %" PRIu64
+		", \"carried\": %" PRIu64 "},\n", tws.active, tws.capacity, tws.started,
+		tws.stopped, tws.expired, tws.start_failed, tws.carried);
 	if (dp->emulator) {
 		int d;
 
