@@ -26,6 +26,7 @@
 #include <rte_telemetry.h>
 
 #include "control.h"
+#include "sgw_timer_wheel.h"
 #include "flow_table.h"
 #include "sgw_linkem.h"
 
@@ -46,22 +47,8 @@ tel_key(const char *name, char *key, size_t len)
 	key[i] = '\0';
 }
 
-/* Add a container, or free it (and log once) when telemetry refuses it. */
-static void
-add_container(struct rte_tel_data *d, const char *key, struct rte_tel_data *c)
-{
-	static bool logged;
-
-	if (c == NULL)
-		return;
-	if (rte_tel_data_add_dict_container(d, key, c, 0) != 0) {
-		rte_tel_data_free(c);
-		if (!logged) {
-			logged = true;
-			SGW_CLOG(WARNING, "telemetry refused entry '%s' (answer too large?)", key);
-		}
-	}
-}
+#define add_container sgw_tel_add_container
+#define parse_first sgw_tel_parse_first
 
 static struct rte_tel_data *
 u64_dict(const char *const *names, const uint64_t *v, uint32_t n, uint32_t first)
@@ -83,6 +70,7 @@ tel_stats_body(const char *params __rte_unused, struct rte_tel_data *d)
 	struct sgw_dp *dp = tel_ctl->dp;
 	const char *names[64];
 	uint64_t rx = 0, tx = 0, rxb = 0, txb = 0;
+	struct sgw_tw_stats tws;
 	struct sgw_counters c;
 	uint32_t i;
 
@@ -119,6 +107,10 @@ tel_stats_body(const char *params __rte_unused, struct rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "handoff_out", c.handoff_out);
 	rte_tel_data_add_dict_u64(d, "handoff_in", c.handoff_in);
 	rte_tel_data_add_dict_u64(d, "timers_expired", c.timers_expired);
+	sgw_timer_stats_sum(tel_ctl->dp, &tws);
+	rte_tel_data_add_dict_u64(d, "timers_active", tws.active);
+	rte_tel_data_add_dict_u64(d, "timers_start_failed", tws.start_failed);
+	rte_tel_data_add_dict_u64(d, "timers_carried", tws.carried);
 	rte_tel_data_add_dict_u64(d, "loops", c.loops);
 	rte_tel_data_add_dict_u64(d, "idle_sleeps", c.idle_sleeps);
 	rte_tel_data_add_dict_u64(d, "mbufs_in_use", rte_mempool_in_use_count(dp->pool));
@@ -220,24 +212,6 @@ tel_workers_body(const char *params __rte_unused,
 		snprintf(name, sizeof(name), "worker%u", w);
 		add_container(d, name, wd);
 	}
-	return 0;
-}
-
-/* A paged command's parameter: the first index (decimal), none = 0; -1 if malformed. */
-static int
-parse_first(const char *params, uint32_t *first)
-{
-	unsigned long v;
-	char *end;
-
-	*first = 0;
-	if (params == NULL || params[0] == '\0')
-		return 0;
-	errno = 0;
-	v = strtoul(params, &end, 10);
-	if (*end != '\0' || errno != 0 || v > UINT32_MAX)
-		return -1;
-	*first = (uint32_t)v;
 	return 0;
 }
 
@@ -387,58 +361,6 @@ tel_link_body(const char *params __rte_unused, struct rte_tel_data *d)
 	return 0;
 }
 
-/* roles hub and terminal with satlink: stage counters and SATLINK_PAGE sessions from a first. */
-#define SATLINK_PAGE 4
-
-static void
-tel_kv(void *ctx, const char *k, uint64_t v)
-{
-	rte_tel_data_add_dict_u64(ctx, k, v);
-}
-
-static int
-tel_satlink_body(const char *params, struct rte_tel_data *d)
-{
-	struct sgw_dp *dp = tel_ctl->dp;
-	struct rte_tel_data *cd;
-	uint32_t first = 0, i;
-
-	if (parse_first(params, &first) != 0)
-		return -1;
-	rte_tel_data_start_dict(d);
-	if (dp->sl == NULL)
-		return 0;
-	rte_tel_data_add_dict_u64(d, "epoch", dp->sl->epoch);
-	rte_tel_data_add_dict_u64(d, "protected", dp->sl->keyed);
-	rte_tel_data_add_dict_u64(d, "total", dp->sl->n_sess);
-	rte_tel_data_add_dict_u64(d, "first", first);
-	cd = rte_tel_data_alloc();
-	if (cd != NULL) {
-		rte_tel_data_start_dict(cd);
-		sgw_sl_worker_fields(dp, tel_kv, cd);
-		add_container(d, "counters", cd);
-	}
-	for (i = first; i < dp->sl->n_sess && i < first + SATLINK_PAGE; i++) {
-		struct rte_tel_data *sd = rte_tel_data_alloc();
-		struct sgw_sl_pub p;
-		char key[16];
-
-		if (sd == NULL)
-			break;
-		sgw_sl_read(dp, i, &p);
-		rte_tel_data_start_dict(sd);
-		rte_tel_data_add_dict_string(sd, "name", dp->sl->sess[i].name);
-		rte_tel_data_add_dict_u64(sd, "terminal_id", dp->sl->sess[i].term_id);
-		rte_tel_data_add_dict_string(sd, "state", sgw_sl_state_name(p.state));
-		sgw_sl_session_fields(&p, tel_kv, sd);
-		snprintf(key, sizeof(key), "%u", i);
-		add_container(d, key, sd);
-	}
-	if (i < dp->sl->n_sess)
-		rte_tel_data_add_dict_u64(d, "next", i);
-	return 0;
-}
-
 /*
  * Every read runs under the control lock and not at all once shutdown has
  * begun: the telemetry thread outlives the dataplane (22.11 cannot
@@ -463,11 +385,37 @@ TEL_LOCKED(workers)
 TEL_LOCKED(rules)
 TEL_LOCKED(config)
 TEL_LOCKED(link)
-TEL_LOCKED(satlink)
+
+/* A stage's own command (its tel_cmd): the stage answers, or an empty dict while it is off. */
+static int
+tel_stage(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	unsigned int id;
+	int rc = -1;
+
+	pthread_mutex_lock(&tel_ctl->lock);
+	for (id = 0; id < SGW_STAGE__COUNT && !tel_ctl->closing; id++) {
+		const struct sgw_stage_ops *ops = sgw_stages[id];
+
+		if (ops->tel_cmd == NULL || strcmp(ops->tel_cmd, cmd) != 0)
+			continue;
+		if (tel_ctl->dp->stage_on[id]) {
+			rc = ops->telemetry(tel_ctl->dp, params, d);
+		} else {
+			rte_tel_data_start_dict(d);
+			rc = 0;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&tel_ctl->lock);
+	return rc;
+}
 
 int
 sgw_telemetry_register(struct sgw_ctl *ctl)
 {
+	unsigned int id;
+
 	tel_ctl = ctl;
 	if (rte_telemetry_register_cmd("/satgw/stats", tel_stats,
 				       "satgw dataplane counters, summed over workers") != 0 ||
@@ -481,13 +429,18 @@ sgw_telemetry_register(struct sgw_ctl *ctl)
 				       "satgw running policy summary. No parameters") != 0 ||
 	    rte_telemetry_register_cmd("/satgw/link", tel_link,
 				       "satgw emulator: per-direction link counters") != 0 ||
-	    rte_telemetry_register_cmd("/satgw/satlink", tel_satlink,
-				       "satgw satlink: stage counters and sessions. Parameter: "
-				       "first session index") != 0 ||
 	    rte_telemetry_register_cmd("/satgw/reload", tel_reload,
 				       "satgw: re-read and apply the policy file") != 0) {
 		SGW_CLOG(WARNING, "cannot register telemetry commands");
 		return -1;
 	}
+	for (id = 0; id < SGW_STAGE__COUNT; id++)
+		if (sgw_stages[id]->tel_cmd != NULL &&
+		    rte_telemetry_register_cmd(sgw_stages[id]->tel_cmd, tel_stage,
+					       sgw_stages[id]->tel_help) != 0) {
+			SGW_CLOG(WARNING, "cannot register telemetry command %s",
+				 sgw_stages[id]->tel_cmd);
+			return -1;
+		}
 	return 0;
 }

@@ -326,7 +326,7 @@ sgw_dp_init(struct sgw_dp *dp, const struct sgw_policy *pol, uint32_t n_workers,
 			return -1;
 	}
 
-	if (pol->satlink.enabled && !bare_forward && sgw_sl_init(dp, pol) < 0)
+	if (sgw_stages_init(dp, pol) < 0)
 		return -1;
 	if (pol->role == SGW_ROLE_EMULATOR) {
 		if (n_workers > 1)
@@ -422,10 +422,11 @@ sgw_dp_drain(struct sgw_dp *dp)
 							     SGW_BURST_MAX, NULL)) > 0) {
 			w->c.handoff_in += n;
 			sgw_worker_process(w, dp->snap, m, n, false);
+			sgw_worker_reinject_drain(w, dp->snap);
 		}
 	}
-	/* Sessions stop: counters published, what they hold freed (not sent). */
-	sgw_sl_drain(dp);
+	/* Stages stop: counters published, what they hold freed (not sent). */
+	sgw_stages_drain(dp);
 	for (i = 0; i < dp->n_workers; i++)
 		if (dp->workers[i] != NULL)
 			sgw_worker_flush(dp->workers[i]);
@@ -471,7 +472,7 @@ sgw_dp_fini(struct sgw_dp *dp)
 
 	sgw_dp_close_ports(dp);
 	sgw_emu_fini(dp);
-	sgw_sl_fini(dp);
+	sgw_stages_fini(dp);
 	for (p = 0; p < dp->n_ports; p++) {
 		rte_ring_free(dp->txring[p]);
 		dp->txring[p] = NULL;

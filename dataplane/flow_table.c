@@ -14,6 +14,9 @@
 #include <rte_malloc.h>
 
 #include "flow_table.h"
+#include "sgw_tev.h"
+
+_Static_assert(sizeof(struct sgw_flow) == 64, "a flow entry is one cache line");
 
 /*
  * Flow keys are 48 bytes: six CRC32-C steps. rte_hash_crc gives the same
@@ -108,52 +111,61 @@ sgw_flow_lookup_bulk(struct sgw_flow_table *ft, const struct sgw_flow_key **keys
 }
 
 int32_t
-sgw_flow_add(struct sgw_flow_table *ft, struct sgw_tw *tw, const struct sgw_flow_key *key,
-	     uint64_t now_ns)
+sgw_flow_add(struct sgw_flow_table *ft, struct sgw_tw *tw, uint8_t stage,
+	     const struct sgw_flow_key *key, uint64_t now_ns)
 {
 	struct sgw_flow *f;
 	int32_t pos;
-	sgw_tw_handle_t th;
+	unsigned int t;
 
 	pos = rte_hash_add_key(ft->h, key);
 	if (pos < 0)
 		return -1;
-	th = sgw_tw_start(tw, SGW_TEV_USER(SGW_TEV_FLOW_IDLE, pos), ft->idle_ns);
-	if (th == SGW_TW_INVALID) {
+	f = &ft->e[pos];
+	memset(f, 0, sizeof(*f));
+	for (t = 0; t < SGW_FLOW_T__COUNT; t++)
+		f->timer[t] = SGW_TW_INVALID;
+	if (sgw_tev_arm(tw, &f->timer[SGW_FLOW_T_IDLE], stage, SGW_FLOW_T_IDLE, (uint32_t)pos,
+			ft->idle_ns) != 0) {
 		/* No timer means the flow could never expire: refuse it instead. */
 		rte_hash_del_key(ft->h, key);
 		return -1;
 	}
-	f = &ft->e[pos];
-	memset(f, 0, sizeof(*f));
-	f->key = *key;
 	f->last_ns = now_ns;
-	f->rule_gen = UINT64_MAX;
 	f->rule[0] = f->rule[1] = -1;
 	f->terminal = -1;
-	f->timer = th;
+	f->mech = SGW_POOL_NONE;
 	ft->active++;
 	return pos;
 }
 
+void
+sgw_flow_del(struct sgw_flow_table *ft, struct sgw_tw *tw, uint32_t idx)
+{
+	void *key;
+
+	sgw_tev_stop_all(tw, ft->e[idx].timer, SGW_FLOW_T__COUNT);
+	if (rte_hash_get_key_with_position(ft->h, (int32_t)idx, &key) == 0 &&
+	    rte_hash_del_key(ft->h, key) >= 0)
+		ft->active--;
+}
+
 int
-sgw_flow_timer_expired(struct sgw_flow_table *ft, struct sgw_tw *tw, int32_t idx, uint64_t now_ns)
+sgw_flow_timer_expired(struct sgw_flow_table *ft, struct sgw_tw *tw, uint8_t stage,
+		       uint32_t idx, uint64_t now_ns)
 {
 	struct sgw_flow *f;
 	uint64_t idle;
 
-	if (idx < 0 || (uint32_t)idx >= ft->cap)
+	if (idx >= ft->cap)
 		return 0;
 	f = &ft->e[idx];
+	sgw_tev_fired(&f->timer[SGW_FLOW_T_IDLE]);
 	idle = now_ns - f->last_ns;
-	if (now_ns >= f->last_ns && idle < ft->idle_ns) {
-		/* Seen since the timer was armed: re-arm for the rest of the idle period. */
-		f->timer = sgw_tw_start(tw, SGW_TEV_USER(SGW_TEV_FLOW_IDLE, idx), ft->idle_ns - idle);
-		if (f->timer != SGW_TW_INVALID)
-			return 0;
-	}
-	rte_hash_del_key(ft->h, &f->key);
-	f->timer = SGW_TW_INVALID;
-	ft->active--;
+	if (now_ns >= f->last_ns && idle < ft->idle_ns &&
+	    sgw_tev_arm(tw, &f->timer[SGW_FLOW_T_IDLE], stage, SGW_FLOW_T_IDLE, idx,
+			ft->idle_ns - idle) == 0)
+		return 0;  /* seen since the timer was armed: the rest of the idle period */
+	sgw_flow_del(ft, tw, idx);
 	return 1;
 }

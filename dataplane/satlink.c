@@ -18,9 +18,13 @@
  *   Control frames are never paced and go out ahead of the data that waits.
  * - Delivered packets get an Ethernet header back and run through the whole
  *   pipeline again (classify, rules, next hops), as if they had arrived on the
- *   satlink port: the far end's routing is its own rules'.
+ *   satlink port: the far end's routing is its own rules'. They go through
+ *   the worker's re-inject queue (tx.h), which the loop drains after the
+ *   stages; each call into a session gets no more action room than that
+ *   queue has left, so nothing delivered is ever dropped for lack of room.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,10 +37,14 @@
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 
+#include <rte_lcore.h>
+
 #include "satlink.h"
 #include "sgw_dp.h"
+#include "sgw_tev.h"
 #include "sgw_timer_wheel.h"
-#include "flow_table.h"
+#include "stage.h"
+#include "tx.h"
 
 #define SL_MAX_IP_PKT 9216u     /* largest IP packet carried (jumbo frames) */
 #define SL_CRYPTO_OVERHEAD SGW_SLC_OVERHEAD
@@ -82,11 +90,8 @@ static const char *const ctr_names[SGW_SLD__COUNT] = {
 	[SGW_SLD_DELIVER_FULL] = "deliver_full",
 };
 
-const char *
-sgw_sl_ctr_name(int c)
-{
-	return c >= 0 && c < SGW_SLD__COUNT ? ctr_names[c] : "unknown";
-}
+#define SL(dp) sgw_sl_of(dp)
+#define SLW(w) sgw_sl_worker_of(w)
 
 /*
  * The stage's losses as drops.* reasons: a packet or frame the stage frees
@@ -121,7 +126,7 @@ static inline void
 lost(struct sgw_worker *w, enum sgw_sld_ctr why, uint64_t n)
 {
 	RTE_ASSERT(drop_of[why] != 0);
-	w->sl.ctr[why] += n;
+	SLW(w)->ctr[why] += n;
 	w->c.drop[drop_of[why]] += n;
 }
 
@@ -265,8 +270,8 @@ sess_init(struct sgw_dp *dp, struct sgw_sl *sl, const struct sgw_policy *pol,
 	return 0;
 }
 
-int
-sgw_sl_init(struct sgw_dp *dp, const struct sgw_policy *pol)
+static int
+sl_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 {
 	const struct sgw_satlink_conf *sc = &pol->satlink;
 	struct sgw_slcrypto_keys *keys = NULL;
@@ -278,8 +283,8 @@ sgw_sl_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	bool hub = pol->role == SGW_ROLE_HUB;
 	char err[2048];
 
-	if (!sc->enabled)
-		return 0;
+	if (!sc->enabled || dp->bare_forward)
+		return 0;  /* off: satlink frames go to the stateless stage */
 	if (dp->n_workers > RTE_DIM(sl->eng)) {
 		SGW_LOG(ERR, "satlink: at most %zu workers", RTE_DIM(sl->eng));
 		return -1;
@@ -299,7 +304,7 @@ sgw_sl_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	sl = rte_zmalloc("sgw_sl", sizeof(*sl), RTE_CACHE_LINE_SIZE);
 	if (sl == NULL)
 		return -1;
-	dp->sl = sl;
+	dp->sdata[SGW_STAGE_SATLINK] = sl;
 	sl->pidx = sc->port;
 	sl->port_id = dp->ports[sc->port].port_id;
 	memcpy(sl->peer_mac.addr_bytes, sc->peer_mac, RTE_ETHER_ADDR_LEN);
@@ -352,38 +357,44 @@ sgw_sl_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 
 	act_cap = RTE_MAX(512u, 2 * SGW_ARQ_MIN_ROOM(max_frags_of(sc->frame_size)));
 	for (i = 0; i < dp->n_workers; i++) {
-		struct sgw_sl_worker *x = &dp->workers[i]->sl;
+		int socket = (int)rte_lcore_to_socket_id(dp->workers[i]->lcore);
+		struct sgw_sl_worker *x;
 
-		x->out.act = rte_zmalloc("sgw_sl_act", sizeof(*x->out.act) * act_cap,
-					 RTE_CACHE_LINE_SIZE);
+		x = rte_zmalloc_socket("sgw_sl_worker", sizeof(*x), RTE_CACHE_LINE_SIZE, socket);
+		if (x == NULL)
+			goto fail;
+		dp->workers[i]->sctx[SGW_STAGE_SATLINK] = x;
+		x->out.act = rte_zmalloc_socket("sgw_sl_act", sizeof(*x->out.act) * act_cap,
+						RTE_CACHE_LINE_SIZE, socket);
+		x->act_cap = act_cap;
+		x->min_room = SGW_ARQ_MIN_ROOM(max_frags_of(sc->frame_size));
 		x->out.cap = act_cap;
-		/*
-		 * One received frame (or timer) can deliver what SL_POLLS_PER_CALL + 1
-		 * full action arrays hold; the stage runs the pipeline on what it
-		 * collected once more than an array's worth is waiting, so the queue
-		 * never fills from there.
-		 */
-		x->deliv_cap = (SL_POLLS_PER_CALL + 2) * act_cap;
-		x->deliv = rte_zmalloc("sgw_sl_deliv", sizeof(*x->deliv) * x->deliv_cap,
-				       RTE_CACHE_LINE_SIZE);
-		if (x->out.act == NULL || x->deliv == NULL)
+		if (x->out.act == NULL)
 			goto fail;
 	}
+	/*
+	 * Every DELIVER action becomes one packet handed back to the pipeline.
+	 * Each call into the session gets no more action room than the re-inject
+	 * queue has left (arq_out), so the queue holds a few full arrays' worth
+	 * and the session carries the rest to a later call.
+	 */
+	sgw_stage_reinject_room(dp, 4 * act_cap);
+	sgw_stage_own_port(dp, sl->pidx, SGW_STAGE_SATLINK);
 	SGW_LOG(INFO, "satlink on port '%s': %u session(s), epoch %u, windows %u/%u frames of "
 		"%u bytes, pacing at %" PRIu64 " bit/s, %s", pol->ports[sc->port].name,
 		sl->n_sess, sl->epoch, sl->tx_window, sl->rx_window, sc->frame_size,
 		hub ? sc->forward_rate_bps : sc->return_rate_bps,
 		sl->keyed ? "AES-GCM protected" : "frames NOT protected (no keys)");
-	return 0;
+	return 1;
 fail:
 	sgw_slcrypto_keys_free(keys);
 	return -1;
 }
 
-void
-sgw_sl_fini(struct sgw_dp *dp)
+static void
+sl_fini(struct sgw_dp *dp)
 {
-	struct sgw_sl *sl = dp->sl;
+	struct sgw_sl *sl = SL(dp);
 	uint32_t i;
 
 	if (sl == NULL)
@@ -397,17 +408,19 @@ sgw_sl_fini(struct sgw_dp *dp)
 	for (i = 0; i < RTE_DIM(sl->eng); i++)
 		sgw_slcrypto_engine_destroy(sl->eng[i]);
 	for (i = 0; i < dp->n_workers; i++) {
-		if (dp->workers[i] == NULL)
+		struct sgw_sl_worker *x;
+
+		if (dp->workers[i] == NULL || dp->workers[i]->sctx[SGW_STAGE_SATLINK] == NULL)
 			continue;
-		rte_free(dp->workers[i]->sl.out.act);
-		rte_free(dp->workers[i]->sl.deliv);
-		dp->workers[i]->sl.out.act = NULL;
-		dp->workers[i]->sl.deliv = NULL;
+		x = SLW(dp->workers[i]);
+		rte_free(x->out.act);
+		rte_free(x);
+		dp->workers[i]->sctx[SGW_STAGE_SATLINK] = NULL;
 	}
 	rte_hash_free(sl->by_id);
 	rte_free(sl->sess);
 	rte_free(sl);
-	dp->sl = NULL;
+	dp->sdata[SGW_STAGE_SATLINK] = NULL;
 }
 
 /* ------------------------------------------------------------ publishing */
@@ -434,7 +447,7 @@ publish(struct sgw_sl_sess *ss)
 void
 sgw_sl_read(const struct sgw_dp *dp, uint32_t i, struct sgw_sl_pub *out)
 {
-	const struct sgw_sl_sess *ss = &dp->sl->sess[i];
+	const struct sgw_sl_sess *ss = &SL(dp)->sess[i];
 	uint32_t a, b;
 
 	do {
@@ -443,6 +456,25 @@ sgw_sl_read(const struct sgw_dp *dp, uint32_t i, struct sgw_sl_pub *out)
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		b = __atomic_load_n(&ss->pub_seq, __ATOMIC_RELAXED);
 	} while ((a & 1u) || a != b);
+}
+
+/*
+ * The action array for the next call into a session. Every DELIVER action
+ * becomes a packet handed back to the pipeline, so a call gets no more room
+ * than the re-inject queue has left; NULL when that is less than a session
+ * needs for one packet (the caller counts deliver_full; work the session
+ * carries waits for the queue to drain, a loop later).
+ */
+static inline struct sgw_arq_out *
+arq_out(struct sgw_worker *w)
+{
+	struct sgw_sl_worker *x = SLW(w);
+	uint32_t room = sgw_reinject_room(w);
+
+	if (room < x->min_room)
+		return NULL;
+	x->out.cap = RTE_MIN(room, x->act_cap);
+	return &x->out;
 }
 
 /* ---------------------------------------------------------------- frames */
@@ -454,7 +486,7 @@ frame_alloc(struct sgw_worker *w, const struct sgw_sl *sl)
 	struct rte_ether_hdr *eh;
 
 	if (unlikely(m == NULL)) {
-		w->sl.ctr[SGW_SLD_NO_MBUF]++;
+		SLW(w)->ctr[SGW_SLD_NO_MBUF]++;
 		return NULL;
 	}
 	eh = (struct rte_ether_hdr *)rte_pktmbuf_append(m, RTE_ETHER_HDR_LEN);
@@ -568,7 +600,7 @@ pace_send(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 		ss->pace_next_ns += (uint64_t)rte_pktmbuf_pkt_len(m) * 8u * ss->ns_per_kbit /
 				    1000000u;
 		ss->c.frames_tx_data++;
-		sgw_worker_tx(w, (uint16_t)sl->pidx, m, s->pol.workers.burst);
+		sgw_tx(w, (uint16_t)sl->pidx, m, s->pol.workers.burst);
 	}
 }
 
@@ -588,6 +620,7 @@ pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 {
 	pace_send(w, s, sl, ss);
 	while (ss->fq_n > 0) {
+		struct sgw_arq_out *out;
 		struct rte_mbuf *m;
 		int rc;
 
@@ -597,10 +630,13 @@ pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 			if (ss->pq_n >= ss->pq_low)
 				break;
 		}
+		out = arq_out(w);
+		if (out == NULL)
+			break;  /* the re-inject queue first: later */
 		m = ss->fq[ss->fq_head];
 		m->port = SL_H_RELIABLE;
 		rc = sgw_arq_send(ss->arq, w->now_ns, 0, (uint64_t)(uintptr_t)m,
-				  rte_pktmbuf_pkt_len(m), 0, &w->sl.out);
+				  rte_pktmbuf_pkt_len(m), 0, out);
 
 		if (rc == -ENOBUFS || rc == -EAGAIN) {
 			/* Window and the ARQ's queue full, or resetting: later. What the
@@ -639,15 +675,6 @@ pace_add(struct sgw_worker *w, struct sgw_sl_sess *ss, struct rte_mbuf *m)
 
 /* -------------------------------------------------------------- delivery */
 
-static void
-deliver_add(struct sgw_worker *w, struct rte_mbuf *m)
-{
-	if (w->sl.ndeliv == w->sl.deliv_cap) {
-		lose(w, SGW_SLD_DELIVER_FULL, m);
-		return;
-	}
-	w->sl.deliv[w->sl.ndeliv++] = m;
-}
 
 static void
 free_run(const struct sgw_arq_act *a, uint32_t n)
@@ -712,27 +739,7 @@ deliver_run(struct sgw_worker *w, struct sgw_sl *sl, struct sgw_sl_sess *ss,
 	head->ol_flags = 0;
 	ss->c.pkts_delivered++;
 	ss->c.bytes_delivered += rte_pktmbuf_pkt_len(head) - RTE_ETHER_HDR_LEN;
-	deliver_add(w, head);
-}
-
-/* Run the delivered packets through the pipeline (not while already doing so). */
-static void
-deliver_flush(struct sgw_worker *w, const struct sgw_snapshot *s)
-{
-	struct rte_mbuf *m[SGW_BURST_MAX];
-	uint32_t n;
-
-	if (w->sl.flushing)
-		return;
-	w->sl.flushing = true;
-	while (w->sl.ndeliv > 0) {
-		n = RTE_MIN(w->sl.ndeliv, (uint32_t)SGW_BURST_MAX);
-		memcpy(m, w->sl.deliv, n * sizeof(m[0]));
-		w->sl.ndeliv -= n;
-		memmove(w->sl.deliv, w->sl.deliv + n, w->sl.ndeliv * sizeof(m[0]));
-		sgw_worker_process(w, s, m, (uint16_t)n, false);
-	}
-	w->sl.flushing = false;
+	sgw_reinject(w, head);
 }
 
 /* ---------------------------------------------------------------- actions */
@@ -792,8 +799,8 @@ release(struct sgw_worker *w, struct sgw_sl_sess *ss, struct rte_mbuf *m, uint32
 static void
 run_actions(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess *ss)
 {
-	struct sgw_sl *sl = w->dp->sl;
-	struct sgw_arq_out *out = &w->sl.out;
+	struct sgw_sl *sl = SL(w->dp);
+	struct sgw_arq_out *out = &SLW(w)->out;
 	uint16_t burst = s->pol.workers.burst;
 	uint32_t i, j, nrel = 0;
 
@@ -807,7 +814,7 @@ run_actions(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_se
 			if (m != NULL) {
 				ss->c.frames_tx_ctrl++;
 				w->c.sl_ctrl_frames++;
-				sgw_worker_tx(w, (uint16_t)sl->pidx, m, burst);
+				sgw_tx(w, (uint16_t)sl->pidx, m, burst);
 			}
 		} else if (a->type == SGW_ARQ_ACT_EVENT) {
 			event(w, ss, a->code);
@@ -851,6 +858,7 @@ static void
 service(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess *ss,
 	uint32_t idx)
 {
+	struct sgw_arq_out *out;
 	uint64_t due, delay;
 	uint32_t k;
 
@@ -859,10 +867,13 @@ service(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess *
 		due = sgw_arq_next_deadline(ss->arq);
 		if (due > w->now_ns)
 			break;
-		sgw_arq_poll(ss->arq, w->now_ns, &w->sl.out);
+		out = arq_out(w);
+		if (out == NULL)
+			break;
+		sgw_arq_poll(ss->arq, w->now_ns, out);
 		run_actions(w, s, ss);
 	}
-	pace(w, s, w->dp->sl, ss);
+	pace(w, s, SL(w->dp), ss);
 	due = sgw_arq_next_deadline(ss->arq);
 	if (ss->pq_n > 0 && ss->pace_next_ns < due)
 		due = ss->pace_next_ns;
@@ -880,7 +891,7 @@ service(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess *
 		ss->timer_at = due;
 		return;
 	}
-	ss->timer = sgw_tw_start(w->tw, SGW_TEV_USER(SGW_TEV_SATLINK, idx), delay);
+	ss->timer = sgw_tw_start(w->tw, sgw_tev_make(SGW_STAGE_SATLINK, 0, idx), delay);
 	ss->timer_at = ss->timer == SGW_TW_INVALID ? SGW_ARQ_NEVER : due;
 }
 
@@ -893,57 +904,55 @@ touch(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess *ss
 {
 	if (ss->touched)
 		return;
-	if (w->sl.ntouched == RTE_DIM(w->sl.touched)) {
+	if (SLW(w)->ntouched == RTE_DIM(SLW(w)->touched)) {
 		service(w, s, ss, idx);
 		return;
 	}
 	ss->touched = true;
-	w->sl.touched[w->sl.ntouched++] = idx;
+	SLW(w)->touched[SLW(w)->ntouched++] = idx;
 }
 
-void
-sgw_sl_burst_done(struct sgw_worker *w, const struct sgw_snapshot *s)
+static void
+sl_burst_done(struct sgw_worker *w, const struct sgw_snapshot *s)
 {
-	struct sgw_sl *sl = w->dp->sl;
+	struct sgw_sl *sl = SL(w->dp);
 	uint32_t t;
 
-	for (t = 0; t < w->sl.ntouched; t++) {
-		struct sgw_sl_sess *ss = &sl->sess[w->sl.touched[t]];
+	for (t = 0; t < SLW(w)->ntouched; t++) {
+		struct sgw_sl_sess *ss = &sl->sess[SLW(w)->touched[t]];
 
 		ss->touched = false;
-		service(w, s, ss, w->sl.touched[t]);
+		service(w, s, ss, SLW(w)->touched[t]);
 	}
-	w->sl.ntouched = 0;
-	deliver_flush(w, s);
+	SLW(w)->ntouched = 0;
 }
 
-void
-sgw_sl_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t idx)
+static void
+sl_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t idx, uint8_t timer)
 {
-	struct sgw_sl *sl = w->dp->sl;
+	struct sgw_sl *sl = SL(w->dp);
 	struct sgw_sl_sess *ss;
 
-	if (sl == NULL || idx >= sl->n_sess)
+	if (sl == NULL || idx >= sl->n_sess || timer != 0)
 		return;
 	ss = &sl->sess[idx];
 	ss->timer = SGW_TW_INVALID;  /* an expired timer's handle is gone */
 	ss->timer_at = SGW_ARQ_NEVER;
-	sgw_arq_poll(ss->arq, w->now_ns, &w->sl.out);
-	service(w, s, ss, idx);
-	/* The rest waits for sgw_sl_iter, right after this loop's timers. */
-	if (w->sl.ndeliv > w->sl.out.cap)
-		deliver_flush(w, s);
+	service(w, s, ss, idx);  /* the session is due: service polls it */
 }
 
 /* ------------------------------------------------------------------ send */
 
-void
-sgw_sl_emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
-	    const struct sgw_pkt_info *pi, int32_t term, int32_t rule)
+/* A packet leaving by the satlink port (the stage's action): carried, bypassed or dropped. */
+static void
+sl_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
+	  const struct sgw_pkt_info *pi, int32_t term, int32_t rule)
 {
-	struct sgw_sl *sl = w->dp->sl;
+	struct sgw_sl *sl = SL(w->dp);
 	const struct sgw_policy *p = &s->pol;
+	const int32_t *sess_of_term = s->sdata[SGW_STAGE_SATLINK];
 	enum sgw_sl_service svc = p->satlink.default_service;
+	struct sgw_arq_out *out;
 	struct sgw_sl_sess *ss;
 	int32_t si;
 	uint32_t len;
@@ -952,15 +961,15 @@ sgw_sl_emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf 
 	if (rule >= 0 && p->rules[rule].sl_service != SGW_SL_SVC_DEFAULT)
 		svc = p->rules[rule].sl_service;
 	if (pi->ip_ver == 0 || term < 0 || svc == SGW_SL_SVC_BYPASS) {
-		w->sl.ctr[pi->ip_ver == 0 ? SGW_SLD_BYPASS_NON_IP :
+		SLW(w)->ctr[pi->ip_ver == 0 ? SGW_SLD_BYPASS_NON_IP :
 			  term < 0 ? SGW_SLD_BYPASS_NO_TERMINAL : SGW_SLD_BYPASS_RULE]++;
-		sgw_worker_tx(w, (uint16_t)sl->pidx, m, p->workers.burst);
+		sgw_tx(w, (uint16_t)sl->pidx, m, p->workers.burst);
 		return;
 	}
-	si = s->sl_sess_of_term[term];
+	si = sess_of_term != NULL ? sess_of_term[term] : -1;
 	if (si < 0) {
-		w->sl.ctr[SGW_SLD_BYPASS_NO_TERMINAL]++;
-		sgw_worker_tx(w, (uint16_t)sl->pidx, m, p->workers.burst);
+		SLW(w)->ctr[SGW_SLD_BYPASS_NO_TERMINAL]++;
+		sgw_tx(w, (uint16_t)sl->pidx, m, p->workers.burst);
 		return;
 	}
 	ss = &sl->sess[si];
@@ -987,9 +996,15 @@ sgw_sl_emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf 
 		return;
 	}
 	/* Datagrams go straight to the session: they wait behind no repair. */
+	out = arq_out(w);
+	if (out == NULL) {
+		lose(w, SGW_SLD_DELIVER_FULL, m);
+		touch(w, s, ss, (uint32_t)si);
+		return;
+	}
 	m->port = SL_H_DATAGRAM;
 	rc = sgw_arq_send(ss->arq, w->now_ns, 0, (uint64_t)(uintptr_t)m, len,
-			  SGW_ARQ_SEND_DATAGRAM, &w->sl.out);
+			  SGW_ARQ_SEND_DATAGRAM, out);
 	if (rc == 0) {
 		ss->c.pkts_sent_datagram++;
 		ss->arq_pkts++;
@@ -1003,7 +1018,7 @@ sgw_sl_emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf 
 
 /* --------------------------------------------------------------- receive */
 
-int32_t
+static int32_t
 sgw_sl_sess_of_frame(const struct sgw_dp *dp, const struct rte_mbuf *m, uint16_t l3_off)
 {
 	uint32_t id;
@@ -1013,7 +1028,7 @@ sgw_sl_sess_of_frame(const struct sgw_dp *dp, const struct rte_mbuf *m, uint16_t
 		return -1;
 	memcpy(&id, rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off + 4u), sizeof(id));
 	id = rte_be_to_cpu_32(id);
-	if (rte_hash_lookup_data(dp->sl->by_id, &id, &data) < 0)
+	if (rte_hash_lookup_data(SL(dp)->by_id, &id, &data) < 0)
 		return -1;
 	return (int32_t)(uintptr_t)data;
 }
@@ -1023,11 +1038,17 @@ static void
 rx_frame(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess *ss,
 	 uint32_t si, struct rte_mbuf *m, uint16_t l3_off)
 {
+	struct sgw_arq_out *out = arq_out(w);
 	struct sgw_satlink_hdr h;
 	enum sgw_sld_ctr why;
 	uint8_t *hdr, *body;
 	int rc;
 
+	if (out == NULL) {
+		/* No room to hand back what it may deliver: the peer repeats it. */
+		why = SGW_SLD_DELIVER_FULL;
+		goto drop;
+	}
 	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0) {
 		why = SGW_SLD_RX_CHAINED;
 		goto drop;
@@ -1035,7 +1056,7 @@ rx_frame(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess 
 	hdr = rte_pktmbuf_mtod_offset(m, uint8_t *, l3_off);
 	rc = sgw_satlink_parse_hdr(hdr, rte_pktmbuf_data_len(m) - l3_off, &h);
 	if (rc != SGW_SL_OK) {
-		w->sl.bad_hdr[rc]++;
+		SLW(w)->bad_hdr[rc]++;
 		why = SGW_SLD_RX_BAD_HEADER;
 		goto drop;
 	}
@@ -1064,18 +1085,18 @@ rx_frame(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess 
 
 		rte_pktmbuf_adj(m, skip);
 		rte_pktmbuf_trim(m, (uint16_t)(rte_pktmbuf_data_len(m) - h.payload_len));
-		m->port = w->dp->sl->port_id;  /* a received fragment (see release()) */
-		rc = sgw_arq_rx_data(ss->arq, w->now_ns, &h, (uint64_t)(uintptr_t)m, &w->sl.out);
+		m->port = SL(w->dp)->port_id;  /* a received fragment (see release()) */
+		rc = sgw_arq_rx_data(ss->arq, w->now_ns, &h, (uint64_t)(uintptr_t)m, out);
 		if (rc == SGW_ARQ_RX_DUP) {
 			/* A copy of what the session has (k-fold retransmission): no loss. */
-			w->sl.ctr[SGW_SLD_RX_DUPLICATE]++;
+			SLW(w)->ctr[SGW_SLD_RX_DUPLICATE]++;
 			w->c.sl_rx_duplicates++;
 			rte_pktmbuf_free(m);
 		} else if (rc != SGW_ARQ_RX_OK) {
 			lose(w, SGW_SLD_RX_REFUSED, m);
 		}
 	} else {
-		rc = sgw_arq_rx_ctrl(ss->arq, w->now_ns, &h, body, h.payload_len, &w->sl.out);
+		rc = sgw_arq_rx_ctrl(ss->arq, w->now_ns, &h, body, h.payload_len, out);
 		if (rc == SGW_ARQ_RX_OK) {
 			w->c.sl_ctrl_read++;
 			rte_pktmbuf_free(m);
@@ -1083,69 +1104,86 @@ rx_frame(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess 
 			lose(w, SGW_SLD_RX_REFUSED, m);
 		}
 	}
-	/* Timers and pacing once per session and burst (sgw_sl_stage), actions now. */
+	/* Timers and pacing once per session and burst (sl_burst_done), actions now. */
 	run_actions(w, s, ss);
 	return;
 drop:
 	lose(w, why, m);
 }
 
-void
-sgw_sl_stage(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
-	     const uint16_t *idx, uint16_t n)
+/*
+ * Before hand-off: each satlink frame's session (runs of one session are
+ * looked up once) and the worker that owns it.
+ */
+static void
+sl_prepare(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
+	   const uint16_t *idx, uint16_t n)
 {
-	struct sgw_sl *sl = w->dp->sl;
-	struct rte_mbuf *fm[SGW_BURST_MAX];
-	uint16_t l3[SGW_BURST_MAX];
-	int32_t si[SGW_BURST_MAX];
-	uint16_t j, k = 0;
+	const struct sgw_sl *sl = SL(w->dp);
+	uint16_t j;
 
-	/* Take what we need from the burst scratch first: delivery reuses it. */
+	for (j = 0; j < n; j++) {
+		struct sgw_pkt_meta *pm = &w->pm[idx[j]];
+		const struct sgw_pkt_meta *prev = j > 0 ? &w->pm[idx[j - 1]] : NULL;
+
+		if (prev != NULL && sgw_sl_same_terminal(m[idx[j - 1]], prev->info.l3_off,
+							 m[idx[j]], pm->info.l3_off))
+			pm->obj = prev->obj;
+		else
+			pm->obj = sgw_sl_sess_of_frame(w->dp, m[idx[j]], pm->info.l3_off);
+		pm->owner = (uint8_t)(pm->obj >= 0 ? sl->sess[pm->obj].owner : w->idx);
+	}
+}
+
+/* The satlink class of a burst: frames from the far end, to their sessions. */
+static void
+sl_burst(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
+	 const uint16_t *idx, uint16_t n)
+{
+	struct sgw_sl *sl = SL(w->dp);
+	uint16_t j;
+
 	for (j = 0; j < n; j++) {
 		uint16_t i = idx[j];
+		const struct sgw_pkt_meta *pm = &w->pm[i];
 
-		if (w->pidx[i] != sl->pidx) {
+		if (pm->pidx != sl->pidx) {
 			lose(w, SGW_SLD_RX_WRONG_PORT, m[i]);
 			continue;
 		}
-		if (w->sl_sess[i] < 0 || sl->sess[w->sl_sess[i]].owner != w->idx) {
+		if (pm->obj < 0 || sl->sess[pm->obj].owner != w->idx) {
 			lose(w, SGW_SLD_RX_NO_SESSION, m[i]);
 			continue;
 		}
-		fm[k] = m[i];
-		l3[k] = w->info[i].l3_off;
-		si[k++] = w->sl_sess[i];
-	}
-	/* Delivered packets are collected over the burst and run through the pipeline in bursts. */
-	for (j = 0; j < k; j++) {
-		rx_frame(w, s, &sl->sess[si[j]], (uint32_t)si[j], fm[j], l3[j]);
-		touch(w, s, &sl->sess[si[j]], (uint32_t)si[j]);
-		if (w->sl.ndeliv > w->sl.out.cap)
-			deliver_flush(w, s);
+		/* Delivered packets go to the re-inject queue: the loop runs them. */
+		rx_frame(w, s, &sl->sess[pm->obj], (uint32_t)pm->obj, m[i], pm->info.l3_off);
+		touch(w, s, &sl->sess[pm->obj], (uint32_t)pm->obj);
 	}
 }
 
 /* ------------------------------------------------------------- per loop */
 
-void
-sgw_sl_iter(struct sgw_worker *w, const struct sgw_snapshot *s)
+static void
+sl_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
 {
-	struct sgw_sl *sl = w->dp->sl;
+	struct sgw_sl *sl = SL(w->dp);
 	uint32_t i;
 
-	sgw_sl_burst_done(w, s);  /* nothing left over, normally */
-	if (!w->sl.started) {
+	sl_burst_done(w, s);  /* nothing left over, normally */
+	if (!SLW(w)->started) {
 		/* First loop: every session of ours says HELLO and arms its timer. */
-		w->sl.started = true;
+		SLW(w)->started = true;
 		for (i = 0; i < sl->n_sess; i++)
 			if (sl->sess[i].owner == w->idx) {
-				sgw_arq_poll(sl->sess[i].arq, w->now_ns, &w->sl.out);
+				struct sgw_arq_out *out = arq_out(w);
+
+				if (out != NULL)
+					sgw_arq_poll(sl->sess[i].arq, w->now_ns, out);
 				service(w, s, &sl->sess[i], i);
 			}
 	}
-	deliver_flush(w, s);
-	if (w->now_ns - w->sl.pub_ns >= SL_PUBLISH_NS) {
-		w->sl.pub_ns = w->now_ns;
+	if (w->now_ns - SLW(w)->pub_ns >= SL_PUBLISH_NS) {
+		SLW(w)->pub_ns = w->now_ns;
 		for (i = 0; i < sl->n_sess; i++)
 			if (sl->sess[i].owner == w->idx)
 				publish(&sl->sess[i]);
@@ -1156,31 +1194,23 @@ sgw_sl_iter(struct sgw_worker *w, const struct sgw_snapshot *s)
 
 /*
  * Everything the sessions hold is freed unsent and counted drops.shutdown on
- * the owning worker: delivered packets not yet run, built frames in the
- * pacers, packets in the feed queues, and what the ARQs hold (sent packets
- * not yet acknowledged or queued behind the window, received fragments not
- * yet delivered). The published counters keep what was held at the stop.
+ * the owning worker: built frames in the pacers, packets in the feed queues,
+ * and what the ARQs hold (sent packets not yet acknowledged or queued behind
+ * the window, received fragments not yet delivered). The published counters
+ * keep what was held at the stop.
  */
-void
-sgw_sl_drain(struct sgw_dp *dp)
+static void
+sl_drain(struct sgw_dp *dp)
 {
-	struct sgw_sl *sl = dp->sl;
+	struct sgw_sl *sl = SL(dp);
 	uint32_t i, k;
 
 	if (sl == NULL)
 		return;
-	for (i = 0; i < dp->n_workers; i++) {
-		struct sgw_sl_worker *x = &dp->workers[i]->sl;
-
-		for (k = 0; k < x->ndeliv; k++)
-			rte_pktmbuf_free(x->deliv[k]);
-		dp->workers[i]->c.drop[SGW_DROP_SHUTDOWN] += x->ndeliv;
-		x->ndeliv = 0;
-	}
 	for (i = 0; i < sl->n_sess; i++) {
 		struct sgw_sl_sess *ss = &sl->sess[i];
 		struct sgw_worker *w = dp->workers[ss->owner];
-		struct sgw_arq_out *out = &w->sl.out;
+		struct sgw_arq_out *out = &SLW(w)->out;
 		int done;
 
 		publish(ss);
@@ -1192,6 +1222,7 @@ sgw_sl_drain(struct sgw_dp *dp)
 			rte_pktmbuf_free(ss->fq[(ss->fq_head + k) % ss->fq_cap]);
 		w->c.drop[SGW_DROP_SHUTDOWN] += ss->fq_n;
 		ss->fq_n = 0;
+		out->cap = SLW(w)->act_cap;  /* nothing is re-injected any more */
 		do {
 			out->n = 0;
 			done = sgw_arq_drain(ss->arq, out);
@@ -1215,15 +1246,12 @@ sgw_sl_drain(struct sgw_dp *dp)
 uint64_t
 sgw_sl_held(const struct sgw_dp *dp)
 {
-	const struct sgw_sl *sl = dp->sl;
+	const struct sgw_sl *sl = SL(dp);
 	uint64_t n = 0;
 	uint32_t i;
 
 	if (sl == NULL)
 		return 0;
-	for (i = 0; i < dp->n_workers; i++)
-		if (dp->workers[i] != NULL)
-			n += dp->workers[i]->sl.ndeliv;
 	for (i = 0; i < sl->n_sess; i++) {
 		const struct sgw_sl_sess *ss = &sl->sess[i];
 		struct sgw_arq_stats st;
@@ -1245,14 +1273,14 @@ static const char *const state_names[] = {
 	[SGW_ARQ_CLOSED] = "closed",
 };
 
-const char *
+static const char *
 sgw_sl_state_name(int st)
 {
 	return st >= 0 && st < (int)RTE_DIM(state_names) ? state_names[st] : "unknown";
 }
 
-void
-sgw_sl_session_fields(const struct sgw_sl_pub *p, sgw_sl_kv_fn fn, void *ctx)
+static void
+sgw_sl_session_fields(const struct sgw_sl_pub *p, sgw_kv_fn fn, void *ctx)
 {
 	const struct sgw_arq_stats *a = &p->arq;
 	const struct sgw_slcrypto_stats *c = &p->crypto;
@@ -1321,8 +1349,8 @@ sgw_sl_session_fields(const struct sgw_sl_pub *p, sgw_sl_kv_fn fn, void *ctx)
 #undef F
 }
 
-void
-sgw_sl_worker_fields(const struct sgw_dp *dp, sgw_sl_kv_fn fn, void *ctx)
+static void
+sgw_sl_worker_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void *ctx)
 {
 	uint64_t v[SGW_SLD__COUNT] = {0}, bad[SGW_SL__REASON_COUNT] = {0};
 	uint32_t w;
@@ -1333,7 +1361,7 @@ sgw_sl_worker_fields(const struct sgw_dp *dp, sgw_sl_kv_fn fn, void *ctx)
 
 		if (dp->workers[w] == NULL)
 			continue;
-		x = &dp->workers[w]->sl;
+		x = SLW(dp->workers[w]);
 		for (i = 0; i < SGW_SLD__COUNT; i++)
 			v[i] += __atomic_load_n(&x->ctr[i], __ATOMIC_RELAXED);
 		for (i = 1; i < SGW_SL__REASON_COUNT; i++)
@@ -1362,10 +1390,10 @@ json_kv(void *arg, const char *k, uint64_t v)
 	fprintf(j->f, "%s\"%s\": %" PRIu64, j->n++ ? ", " : "", k, v);
 }
 
-void
+static void
 sgw_sl_write_json(const struct sgw_dp *dp, FILE *f)
 {
-	const struct sgw_sl *sl = dp->sl;
+	const struct sgw_sl *sl = SL(dp);
 	struct json_ctx j = {.f = f};
 	uint32_t i;
 
@@ -1388,10 +1416,10 @@ sgw_sl_write_json(const struct sgw_dp *dp, FILE *f)
 	fprintf(f, "\n    ]\n  },\n");
 }
 
-void
+static void
 sgw_sl_print_summary(const struct sgw_dp *dp, FILE *f)
 {
-	const struct sgw_sl *sl = dp->sl;
+	const struct sgw_sl *sl = SL(dp);
 	uint32_t i;
 
 	for (i = 0; i < sl->n_sess; i++) {
@@ -1406,3 +1434,118 @@ sgw_sl_print_summary(const struct sgw_dp *dp, FILE *f)
 			p.arq.link_downs, sl->keyed ? ", AES-GCM" : "");
 	}
 }
+
+/* ------------------------------------------------------------- telemetry */
+
+/* /satgw/satlink [FIRST]: the stage's counters and SATLINK_PAGE sessions from FIRST. */
+#define SATLINK_PAGE 4
+
+static void
+tel_kv(void *ctx, const char *k, uint64_t v)
+{
+	rte_tel_data_add_dict_u64(ctx, k, v);
+}
+
+static int
+sl_telemetry(const struct sgw_dp *dp, const char *params, struct rte_tel_data *d)
+{
+	const struct sgw_sl *sl = SL(dp);
+	struct rte_tel_data *cd;
+	uint32_t first = 0, i;
+
+	if (sgw_tel_parse_first(params, &first) != 0)
+		return -1;
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "epoch", sl->epoch);
+	rte_tel_data_add_dict_u64(d, "protected", sl->keyed);
+	rte_tel_data_add_dict_u64(d, "total", sl->n_sess);
+	rte_tel_data_add_dict_u64(d, "first", first);
+	cd = rte_tel_data_alloc();
+	if (cd != NULL) {
+		rte_tel_data_start_dict(cd);
+		sgw_sl_worker_fields(dp, tel_kv, cd);
+		sgw_tel_add_container(d, "counters", cd);
+	}
+	for (i = first; i < sl->n_sess && i < first + SATLINK_PAGE; i++) {
+		struct rte_tel_data *sd = rte_tel_data_alloc();
+		struct sgw_sl_pub p;
+		char key[16];
+
+		if (sd == NULL)
+			break;
+		sgw_sl_read(dp, i, &p);
+		rte_tel_data_start_dict(sd);
+		rte_tel_data_add_dict_string(sd, "name", sl->sess[i].name);
+		rte_tel_data_add_dict_u64(sd, "terminal_id", sl->sess[i].term_id);
+		rte_tel_data_add_dict_string(sd, "state", sgw_sl_state_name(p.state));
+		sgw_sl_session_fields(&p, tel_kv, sd);
+		snprintf(key, sizeof(key), "%u", i);
+		sgw_tel_add_container(d, key, sd);
+	}
+	if (i < sl->n_sess)
+		rte_tel_data_add_dict_u64(d, "next", i);
+	return 0;
+}
+
+/* ------------------------------------------------------------- snapshots */
+
+/*
+ * Per policy: each terminal's session (the snapshot's terminal indices may
+ * change on reload, the sessions do not), and at a terminal, its own
+ * terminal as the default for IP traffic that matches no terminal prefix.
+ */
+static int
+sl_snapshot(struct sgw_dp *dp, struct sgw_snapshot *s, char *err, size_t errlen)
+{
+	const struct sgw_sl *sl = SL(dp);
+	int32_t *of_term;
+	uint32_t t;
+
+	if (s->pol.n_terminals == 0)
+		return 0;
+	of_term = rte_malloc("sgw_sl_of_term", sizeof(*of_term) * s->pol.n_terminals, 0);
+	if (of_term == NULL) {
+		snprintf(err, errlen, "out of memory for the satlink session map");
+		return -1;
+	}
+	for (t = 0; t < s->pol.n_terminals; t++) {
+		void *d;
+
+		of_term[t] = rte_hash_lookup_data(sl->by_id, &s->pol.terminals[t].id, &d) < 0 ?
+			-1 : (int32_t)(uintptr_t)d;
+		if (s->pol.role == SGW_ROLE_TERMINAL &&
+		    s->pol.terminals[t].id == s->pol.satlink.terminal_id)
+			s->default_term = (int32_t)t;
+	}
+	s->sdata[SGW_STAGE_SATLINK] = of_term;
+	return 0;
+}
+
+static void
+sl_snapshot_free(struct sgw_snapshot *s)
+{
+	rte_free(s->sdata[SGW_STAGE_SATLINK]);
+	s->sdata[SGW_STAGE_SATLINK] = NULL;
+}
+
+const struct sgw_stage_ops sgw_stage_satlink = {
+	.name = "satlink",
+	.classes = SGW_CLASS_BIT(SGW_CLASS_SATLINK),
+	.init = sl_init,
+	.snapshot = sl_snapshot,
+	.snapshot_free = sl_snapshot_free,
+	.drain = sl_drain,
+	.fini = sl_fini,
+	.held = sgw_sl_held,
+	.prepare = sl_prepare,
+	.burst = sl_burst,
+	.action = sl_action,
+	.timer = sl_timer,
+	.burst_done = sl_burst_done,
+	.loop = sl_loop,
+	.write_json = sgw_sl_write_json,
+	.print_summary = sgw_sl_print_summary,
+	.tel_cmd = "/satgw/satlink",
+	.tel_help = "satgw satlink: stage counters and sessions. Parameter: first session index",
+	.telemetry = sl_telemetry,
+};

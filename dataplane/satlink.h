@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The satlink stage: the reliable satellite link protocol (lib/sgw_arq.h) in
- * the dataplane, between a hub's and a terminal's satellite ports. Owns the
- * sessions (one per terminal at the hub, one at a terminal), each on the
- * worker that owns its terminal; builds frames from mbufs (and seals them
- * with lib/sgw_slcrypto.h when the policy names a key file), paces data
- * frames at the link's rate, reassembles delivered packets and feeds them
- * back into the pipeline, and keeps one timer-wheel timer per session.
- * docs/satlink.md, "The dataplane stage".
+ * The satlink stage (row SGW_STAGE_SATLINK of the stage table, stage.h): the
+ * reliable satellite link protocol (lib/sgw_arq.h) in the dataplane, between
+ * a hub's and a terminal's satellite ports. Owns the sessions (one per
+ * terminal at the hub, one at a terminal), each on the worker that owns its
+ * terminal; builds frames from mbufs (and seals them with lib/sgw_slcrypto.h
+ * when the policy names a key file), paces data frames at the link's rate,
+ * hands reassembled packets back to the pipeline through the re-inject
+ * queue, and keeps one timer-wheel timer per session.
+ * docs/satlink.md, "The dataplane stage". Its state hangs off the stage
+ * table's slots: dp->sdata[SGW_STAGE_SATLINK] (struct sgw_sl) and each
+ * worker's sctx[SGW_STAGE_SATLINK] (struct sgw_sl_worker).
  */
 #ifndef SGW_DP_SATLINK_H
 #define SGW_DP_SATLINK_H
@@ -21,6 +24,7 @@
 #include <rte_mbuf.h>
 
 #include "sgw_arq.h"
+#include "sgw_dp.h"
 #include "sgw_satlink.h"
 #include "sgw_slcrypto.h"
 
@@ -28,11 +32,6 @@
 extern "C" {
 #endif
 
-struct sgw_dp;
-struct sgw_worker;
-struct sgw_snapshot;
-struct sgw_policy;
-struct sgw_pkt_info;
 struct rte_hash;
 
 /* Why the satlink stage dropped or bypassed something (per worker counters). */
@@ -64,8 +63,6 @@ enum sgw_sld_ctr {
 	SGW_SLD_DELIVER_FULL,           /* the delivery queue was full */
 	SGW_SLD__COUNT
 };
-
-const char *sgw_sl_ctr_name(int c);
 
 /* What a session's owner publishes for readers (telemetry, exit stats). */
 struct sgw_sl_pub {
@@ -118,34 +115,40 @@ struct sgw_sl {
 	uint32_t n_sess;
 	struct sgw_sl_sess *sess;
 	struct rte_hash *by_id;         /* terminal id -> session index (read only) */
-	struct sgw_slcrypto_engine *eng[64];  /* per worker, with keys only */
+	struct sgw_slcrypto_engine *eng[SGW_MAX_WORKERS];  /* per worker, with keys only */
 	struct rte_ether_addr peer_mac;
 	uint32_t tx_window, rx_window;  /* as computed from the rates */
 	bool keyed;
 };
 
-/* Per-worker scratch and counters (w->sl). */
+#define SGW_SL_TOUCHED_MAX 64       /* sessions serviced once after a burst; more: at once */
+
+/* Per-worker scratch and counters (the worker's sctx[SGW_STAGE_SATLINK]). */
 struct sgw_sl_worker {
 	struct sgw_arq_out out;
-	struct rte_mbuf **deliv;
-	uint32_t ndeliv, deliv_cap;
-	bool flushing;
+	uint32_t act_cap;               /* the action array's size */
+	uint32_t min_room;              /* actions a session call needs at least */
 	bool started;
 	uint32_t ntouched;
-	uint32_t touched[64];           /* sessions to service after the burst */
+	uint32_t touched[SGW_SL_TOUCHED_MAX];
 	uint64_t pub_ns;
 	uint64_t bad_hdr[SGW_SL__REASON_COUNT];
 	uint64_t ctr[SGW_SLD__COUNT];
 };
 
-int sgw_sl_init(struct sgw_dp *dp, const struct sgw_policy *pol);
-/* Stop: final counters published, every held mbuf freed. Workers must have stopped. */
-void sgw_sl_drain(struct sgw_dp *dp);
-void sgw_sl_fini(struct sgw_dp *dp);
+/* The satlink stage's state, NULL while it is off. */
+static inline struct sgw_sl *
+sgw_sl_of(const struct sgw_dp *dp)
+{
+	return (struct sgw_sl *)dp->sdata[SGW_STAGE_SATLINK];
+}
 
-/* Session index of a received satlink frame (terminal id at l3_off + 4), or -1. */
-int32_t sgw_sl_sess_of_frame(const struct sgw_dp *dp, const struct rte_mbuf *m,
-			     uint16_t l3_off);
+static inline struct sgw_sl_worker *
+sgw_sl_worker_of(const struct sgw_worker *w)
+{
+	return (struct sgw_sl_worker *)w->sctx[SGW_STAGE_SATLINK];
+}
+
 /* Do two satlink frames name the same terminal id (both at least 8 bytes past l3)? */
 static inline bool
 sgw_sl_same_terminal(const struct rte_mbuf *a, uint16_t la, const struct rte_mbuf *b,
@@ -156,18 +159,6 @@ sgw_sl_same_terminal(const struct rte_mbuf *a, uint16_t la, const struct rte_mbu
 		      rte_pktmbuf_mtod_offset(b, const uint8_t *, lb + 4u), 4) == 0;
 }
 
-/* A packet leaving by the satlink port (emit): carried, bypassed or dropped. */
-void sgw_sl_emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
-		 const struct sgw_pkt_info *pi, int32_t term, int32_t rule);
-/* The satlink class of a burst (frames from the far end). */
-void sgw_sl_stage(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
-		  const uint16_t *idx, uint16_t n);
-/* After a burst: service the sessions it touched, run delivered packets. */
-void sgw_sl_burst_done(struct sgw_worker *w, const struct sgw_snapshot *s);
-/* A session's timer fired. */
-void sgw_sl_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t sess);
-/* Once per loop: first-run setup, delivered packets, counter publication. */
-void sgw_sl_iter(struct sgw_worker *w, const struct sgw_snapshot *s);
 /* A consistent copy of a session's published counters (any thread). */
 void sgw_sl_read(const struct sgw_dp *dp, uint32_t sess, struct sgw_sl_pub *out);
 /*
@@ -176,14 +167,6 @@ void sgw_sl_read(const struct sgw_dp *dp, uint32_t sess, struct sgw_sl_pub *out)
  * queues. Exact only while the workers are stopped (the exit report, tests).
  */
 uint64_t sgw_sl_held(const struct sgw_dp *dp);
-
-/* Reporting: every counter as (name, value), for the exit JSON and telemetry. */
-typedef void (*sgw_sl_kv_fn)(void *ctx, const char *key, uint64_t v);
-const char *sgw_sl_state_name(int st);
-void sgw_sl_session_fields(const struct sgw_sl_pub *p, sgw_sl_kv_fn fn, void *ctx);
-void sgw_sl_worker_fields(const struct sgw_dp *dp, sgw_sl_kv_fn fn, void *ctx);
-void sgw_sl_write_json(const struct sgw_dp *dp, FILE *f);
-void sgw_sl_print_summary(const struct sgw_dp *dp, FILE *f);
 
 #ifdef __cplusplus
 }

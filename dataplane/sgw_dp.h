@@ -21,7 +21,7 @@
 #include "sgw_parse.h"
 #include "sgw_policy.h"
 #include "sgw_ring.h"
-#include "satlink.h"
+#include "stage.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,6 +31,7 @@ extern "C" {
 #define SGW_MAX_WORKERS    64
 #define SGW_TXBUF_MAX      64
 #define SGW_TW_BATCH       64   /* timer expiries handled per loop */
+#define SGW_REINJECT_MIN   256  /* re-inject queue size when no stage asks for more */
 
 extern int sgw_logtype_dp;
 extern int sgw_logtype_ctl;
@@ -48,6 +49,7 @@ enum sgw_drop {
 	SGW_DROP_HANDOFF_FULL,  /* the owning worker's ring was full */
 	SGW_DROP_TX_FULL,       /* the driver or the TX ring refused it */
 	SGW_DROP_SHUTDOWN,      /* still queued when the ports closed at exit (satlink too) */
+	SGW_DROP_REINJECT_FULL, /* a stage handed back more than the re-inject queue holds */
 	/*
 	 * The satlink stage's losses (dataplane/satlink.c): each is also its
 	 * stage counter of the same name (satlink.counters), so drops.* is every
@@ -127,8 +129,8 @@ struct sgw_snapshot {
 	struct rte_lpm *lpm4;         /* next hop = terminal index */
 	struct rte_lpm6 *lpm6;
 	uint16_t *term_owner;         /* terminal index -> worker index */
-	int32_t *sl_sess_of_term;     /* terminal index -> satlink session, -1 (satlink only) */
-	int32_t sl_own_term;          /* role terminal with satlink: our terminal, else -1 */
+	int32_t default_term;         /* terminal of IP traffic of no terminal, else -1 (a stage's) */
+	void *sdata[SGW_STAGE__COUNT]; /* what each stage keeps per snapshot (its own type) */
 	uint32_t n_workers;
 	bool rules_dscp;              /* some rule matches on DSCP: no per-flow rule cache */
 	struct sgw_rule_ctr *rule_ctr;  /* [n_workers * pol.n_rules], row per worker */
@@ -171,6 +173,19 @@ struct sgw_emu_dir {
 	} *q;
 };
 
+/*
+ * Everything the pipeline knows of one packet of the burst: the parse result
+ * and what the loop and the stages add to it. Indexed like the burst.
+ */
+struct sgw_pkt_meta {
+	struct sgw_pkt_info info;     /* lib/sgw_parse.h */
+	int32_t term;                 /* terminal index in the snapshot, -1 none */
+	int32_t obj;                  /* the owning stage's object (satlink: session), -1 none;
+				       * set only for classes whose stage has a prepare hook */
+	uint8_t pidx;                 /* input policy port */
+	uint8_t owner;                /* worker that owns it (hand-off) */
+};
+
 struct sgw_worker {
 	/* read-mostly */
 	struct sgw_dp *dp;
@@ -195,13 +210,15 @@ struct sgw_worker {
 	uint32_t sleep_us;
 
 	/* per-burst scratch */
-	struct sgw_pkt_info info[SGW_BURST_MAX] __rte_cache_aligned;
+	struct sgw_pkt_meta pm[SGW_BURST_MAX] __rte_cache_aligned;
 	struct sgw_burst_classes cls;
-	int32_t term[SGW_BURST_MAX];
-	uint8_t pidx[SGW_BURST_MAX];   /* input policy port of each packet of the burst */
-	int32_t sl_sess[SGW_BURST_MAX]; /* satlink class: the frame's session, -1 none */
 
-	struct sgw_sl_worker sl;      /* satlink scratch and counters */
+	/* packets stages handed back, run through the pipeline after the stages */
+	uint32_t reinj_n;
+	uint32_t reinj_cap;
+	struct rte_mbuf **reinj;
+
+	void *sctx[SGW_STAGE__COUNT];  /* each stage's per-worker state (its own type) */
 
 	struct sgw_counters c;
 } __rte_cache_aligned;
@@ -238,7 +255,12 @@ struct sgw_dp {
 	struct sgw_emu_dir emu[2];
 	uint64_t emu_pub_ns;          /* when worker 0 last published link counters */
 	char instance[12];            /* unique suffix for DPDK object names (pid) */
-	struct sgw_sl *sl;            /* satlink sessions; NULL without a satlink section */
+	/* the stage table's state: which is on, who takes each class and port */
+	bool stage_on[SGW_STAGE__COUNT];
+	uint8_t stage_of_class[SGW_CLASS__COUNT];
+	int8_t stage_of_port[SGW_MAX_PORTS];   /* egress: the stage whose action takes it, -1 */
+	uint32_t reinj_cap;                    /* per worker: the most any stage asked for */
+	void *sdata[SGW_STAGE__COUNT];         /* each stage's shared state (its own type) */
 };
 
 /* Hand-off and TX ring bursts handled per loop, so rings drain as fast as RX fills them. */
@@ -261,13 +283,18 @@ void sgw_snapshot_free(struct sgw_snapshot *s);
 
 /* worker.c */
 int sgw_worker_main(void *arg);
-/* One loop iteration: RX, hand-off, stages, timers, TX drain. Returns packets handled. */
+/* One loop iteration: RX, hand-off, stages, re-inject, timers, TX drain. Returns packets. */
 uint32_t sgw_worker_iter(struct sgw_worker *w, uint64_t now_tsc);
+/* Classify a burst, hand off what other workers own, run the stages on the rest. */
+uint32_t sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s,
+			    struct rte_mbuf **m, uint16_t n, bool may_handoff);
+/* Run what stages handed back (sgw_reinject) through the pipeline. */
+void sgw_worker_reinject_drain(struct sgw_worker *w, const struct sgw_snapshot *s);
+
+/* tx.c */
 void sgw_worker_flush(struct sgw_worker *w);
 /* Send what other workers queued for our TX queues; returns packets sent. */
 uint32_t sgw_worker_drain_txrings(struct sgw_worker *w);
-uint32_t sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s,
-			    struct rte_mbuf **m, uint16_t n, bool may_handoff);
 
 /* emulator.c */
 int sgw_emu_init(struct sgw_dp *dp, const struct sgw_policy *pol);
@@ -279,7 +306,7 @@ const char *sgw_emu_dir_name(int d);
 /* A consistent copy of a direction's published counters (any thread). */
 void sgw_emu_read_stats(const struct sgw_dp *dp, int d, struct sgw_linkem_stats *st);
 
-/* Queue a packet for TX on a policy port (buffered, flushed at burst or deadline). */
+/* tx.c: queue a packet for TX on a policy port (buffered, flushed at burst or deadline). */
 void sgw_worker_tx(struct sgw_worker *w, uint16_t pidx, struct rte_mbuf *m, uint16_t burst);
 
 /*
@@ -302,7 +329,7 @@ struct sgw_account {
 	uint64_t cons_sl_ctrl;        /* sgw_counters.sl_ctrl_read */
 	uint64_t cons_sl_merged;      /* sgw_counters.sl_frags_merged */
 	uint64_t cons_sl_dups;        /* sgw_counters.sl_rx_duplicates */
-	uint64_t held_tx_buffers;     /* the workers' TX buffers */
+	uint64_t held_tx_buffers;     /* the workers' TX buffers and re-inject queues */
 	uint64_t held_rings;          /* hand-off and TX rings */
 	uint64_t held_link;           /* emulator: frames on the emulated link */
 	uint64_t held_satlink;        /* sgw_sl_held() */
@@ -313,7 +340,9 @@ struct sgw_account {
 /* stats.c */
 /* Fill *a from the counters and queues now; returns 0 when in == out. */
 int sgw_dp_account(const struct sgw_dp *dp, struct sgw_account *a);
+struct sgw_tw_stats;
 void sgw_counters_sum(const struct sgw_dp *dp, struct sgw_counters *sum);
+void sgw_timer_stats_sum(const struct sgw_dp *dp, struct sgw_tw_stats *sum);
 int sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s);
 void sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s);
 const char *sgw_drop_name(enum sgw_drop d);

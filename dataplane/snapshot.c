@@ -125,25 +125,12 @@ sgw_snapshot_build(struct sgw_dp *dp, struct sgw_policy *pol, char *err, size_t 
 			s->term_owner[t] = (uint16_t)sgw_terminal_shard(s->pol.terminals[t].id,
 									dp->n_workers);
 	}
-	s->sl_own_term = -1;
-	if (dp->sl != NULL && s->pol.n_terminals > 0) {
-		s->sl_sess_of_term = rte_malloc("sgw_sl_of_term",
-						sizeof(*s->sl_sess_of_term) * s->pol.n_terminals, 0);
-		if (s->sl_sess_of_term == NULL) {
-			snprintf(err, errlen, "out of memory for the satlink session map");
+	/* Each stage that is on adds what it keeps per policy. */
+	s->default_term = -1;
+	for (t = 0; t < SGW_STAGE__COUNT; t++)
+		if (dp->stage_on[t] && sgw_stages[t]->snapshot != NULL &&
+		    sgw_stages[t]->snapshot(dp, s, err, errlen) < 0)
 			goto fail;
-		}
-		for (t = 0; t < s->pol.n_terminals; t++) {
-			void *d;
-
-			s->sl_sess_of_term[t] = rte_hash_lookup_data(dp->sl->by_id,
-								     &s->pol.terminals[t].id, &d) < 0 ?
-				-1 : (int32_t)(uintptr_t)d;
-			if (s->pol.role == SGW_ROLE_TERMINAL &&
-			    s->pol.terminals[t].id == s->pol.satlink.terminal_id)
-				s->sl_own_term = (int32_t)t;
-		}
-	}
 	for (t = 0; t < s->pol.n_rules; t++)
 		if (s->pol.rules[t].dscp_mask != 0)
 			s->rules_dscp = true;
@@ -164,12 +151,16 @@ fail:
 void
 sgw_snapshot_free(struct sgw_snapshot *s)
 {
+	unsigned int t;
+
 	if (s == NULL)
 		return;
 	rte_lpm_free(s->lpm4);
 	rte_lpm6_free(s->lpm6);
 	rte_free(s->term_owner);
-	rte_free(s->sl_sess_of_term);
+	for (t = 0; t < SGW_STAGE__COUNT; t++)
+		if (s->sdata[t] != NULL && sgw_stages[t]->snapshot_free != NULL)
+			sgw_stages[t]->snapshot_free(s);
 	rte_free(s->rule_ctr);
 	rte_free(s->rule_base);
 	sgw_policy_free(&s->pol);

@@ -13,6 +13,7 @@
 
 #include "flow_table.h"
 #include "sgw_dp.h"
+#include "sgw_timer_wheel.h"
 #include "sgw_linkem.h"
 
 static const char *const drop_names[SGW_DROP__COUNT] = {
@@ -23,6 +24,7 @@ static const char *const drop_names[SGW_DROP__COUNT] = {
 	[SGW_DROP_HANDOFF_FULL] = "handoff_ring_full",
 	[SGW_DROP_TX_FULL] = "tx_full",
 	[SGW_DROP_SHUTDOWN] = "shutdown",
+	[SGW_DROP_REINJECT_FULL] = "reinject_full",
 	[SGW_DROP_SL_NOT_OWNER] = "satlink_not_owner",
 	[SGW_DROP_SL_SEND_QUEUE_FULL] = "satlink_send_queue_full",
 	[SGW_DROP_SL_SEND_TOO_BIG] = "satlink_send_too_big",
@@ -119,9 +121,11 @@ sgw_dp_account(const struct sgw_dp *dp, struct sgw_account *a)
 	a->cons_sl_merged = c.sl_frags_merged;
 	a->cons_sl_dups = c.sl_rx_duplicates;
 	for (w = 0; w < dp->n_workers; w++) {
-		if (dp->workers[w] != NULL)
+		if (dp->workers[w] != NULL) {
 			for (p = 0; p < dp->n_ports; p++)
 				a->held_tx_buffers += dp->workers[w]->tx[p].n;
+			a->held_tx_buffers += dp->workers[w]->reinj_n;  /* handed back, not run */
+		}
 		if (dp->inring[w] != NULL)
 			a->held_rings += rte_ring_count(dp->inring[w]);
 	}
@@ -144,7 +148,9 @@ sgw_dp_account(const struct sgw_dp *dp, struct sgw_account *a)
 			a->held_link += sgw_ring_count(&dp->emu[d].r);
 		}
 	}
-	a->held_satlink = sgw_sl_held(dp);
+	for (w = 0; w < SGW_STAGE__COUNT; w++)
+		if (dp->stage_on[w] && sgw_stages[w]->held != NULL)
+			a->held_satlink += sgw_stages[w]->held(dp);
 	a->in = a->rx + a->orig_sl_data + a->orig_sl_ctrl;
 	a->out = a->tx + a->drops + a->link_drops + a->cons_sl_carried + a->cons_sl_ctrl +
 		 a->cons_sl_merged + a->cons_sl_dups + a->held_tx_buffers + a->held_rings +
@@ -181,9 +187,38 @@ json_str(FILE *f, const char *key, const char *v)
 	fputc('"', f);
 }
 
+/*
+ * The workers' timer wheels summed: start_failed (a wheel full, so a timer
+ * was refused) and carried (expiries deferred by the per-loop bound) say
+ * when limits.timers_per_core or the loop is too small. Read from another
+ * thread like the other counters: one writer, aligned 64-bit words.
+ */
+void
+sgw_timer_stats_sum(const struct sgw_dp *dp, struct sgw_tw_stats *sum)
+{
+	uint32_t i;
+
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < dp->n_workers; i++) {
+		struct sgw_tw_stats st;
+
+		if (dp->workers[i] == NULL || dp->workers[i]->tw == NULL)
+			continue;
+		sgw_tw_get_stats(dp->workers[i]->tw, &st);
+		sum->active += st.active;
+		sum->capacity += st.capacity;
+		sum->started += st.started;
+		sum->stopped += st.stopped;
+		sum->expired += st.expired;
+		sum->start_failed += st.start_failed;
+		sum->carried += st.carried;
+	}
+}
+
 int
 sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 {
+	struct sgw_tw_stats tws;
 	const struct sgw_snapshot *s = dp->snap;
 	struct sgw_account a;
 	struct sgw_counters c;
@@ -249,6 +284,11 @@ sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 	fprintf(f, "  \"loops\": %" PRIu64 ",\n  \"idle_sleeps\": %" PRIu64
 		",\n  \"timers_expired\": %" PRIu64 ",\n", c.loops, c.idle_sleeps,
 		c.timers_expired);
+	sgw_timer_stats_sum(dp, &tws);
+	fprintf(f, "  \"timers\": {\"active\": %u, \"capacity\": %u, \"started\": %" PRIu64
+		", \"stopped\": %" PRIu64 ", \"expired\": %" PRIu64 ", \"start_failed\": %" PRIu64
+		", \"carried\": %" PRIu64 "},\n", tws.active, tws.capacity, tws.started,
+		tws.stopped, tws.expired, tws.start_failed, tws.carried);
 	if (dp->emulator) {
 		int d;
 
@@ -273,8 +313,7 @@ sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 		}
 		fprintf(f, "\n  },\n");
 	}
-	if (dp->sl != NULL)
-		sgw_sl_write_json(dp, f);
+	sgw_stages_write_json(dp, f);
 	sgw_dp_account(dp, &a);
 	fprintf(f, "  \"accounting\": {\"rx\": %" PRIu64 ", \"originated\": "
 		"{\"satlink_data_frames\": %" PRIu64 ", \"satlink_ctrl_frames\": %" PRIu64 "},\n"
@@ -357,8 +396,7 @@ sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 			" bypassed (table full)\n", c.flows_created, c.flows_expired,
 			c.flows_bypassed);
 	}
-	if (dp->sl != NULL)
-		sgw_sl_print_summary(dp, f);
+	sgw_stages_print_summary(dp, f);
 	if (sgw_dp_account(dp, &acc) != 0 || acc.orig_sl_data + acc.orig_sl_ctrl != 0)
 		fprintf(f, "  accounted: %" PRIu64 " in (received + made), %" PRIu64
 			" out (sent + dropped + consumed + held)%s\n", acc.in, acc.out,

@@ -19,119 +19,20 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
-#include "flow_table.h"
 #include "sgw_dp.h"
+#include "sgw_tev.h"
 #include "sgw_timer_wheel.h"
+#include "stage.h"
+#include "tx.h"
 
-#define RULE_UNKNOWN (-2)
-
-static inline void
-drop(struct sgw_worker *w, struct rte_mbuf *m, enum sgw_drop why)
-{
-	w->c.drop[why]++;
-	rte_pktmbuf_free(m);
-}
-
-static void
-tx_flush_port(struct sgw_worker *w, uint16_t pidx)
-{
-	struct sgw_txbuf *b = &w->tx[pidx];
-	struct sgw_dp *dp = w->dp;
-	uint64_t bytes = 0;
-	uint16_t sent, i;
-
-	if (b->n == 0)
-		return;
-	if (w->txq[pidx] >= 0) {
-		for (i = 0; i < b->n; i++)
-			bytes += rte_pktmbuf_pkt_len(b->m[i]);
-		sent = rte_eth_tx_burst(dp->ports[pidx].port_id, (uint16_t)w->txq[pidx], b->m,
-					b->n);
-		for (i = sent; i < b->n; i++)
-			bytes -= rte_pktmbuf_pkt_len(b->m[i]);
-		w->c.tx_pkts[pidx] += sent;
-		w->c.tx_bytes[pidx] += bytes;
-	} else {
-		/* No TX queue of our own on this port: the queue-0 owner sends for us. */
-		sent = (uint16_t)rte_ring_enqueue_burst(dp->txring[pidx], (void **)b->m, b->n,
-							NULL);
-	}
-	for (i = sent; i < b->n; i++)
-		drop(w, b->m[i], SGW_DROP_TX_FULL);
-	b->n = 0;
-}
-
-void
-sgw_worker_flush(struct sgw_worker *w)
-{
-	uint16_t p;
-
-	for (p = 0; p < w->dp->n_ports; p++)
-		tx_flush_port(w, p);
-}
-
-static inline void
-tx_add(struct sgw_worker *w, uint16_t pidx, struct rte_mbuf *m, uint16_t burst)
-{
-	struct sgw_txbuf *b = &w->tx[pidx];
-
-	b->m[b->n++] = m;
-	if (b->n >= burst)
-		tx_flush_port(w, pidx);
-}
-
-/* Send one burst from a port's TX ring on our queue; returns packets taken. */
-static uint16_t
-drain_txring_burst(struct sgw_worker *w, uint16_t p, bool *driver_full)
-{
-	struct sgw_dp *dp = w->dp;
-	struct rte_mbuf *m[SGW_BURST_MAX];
-	uint64_t bytes = 0;
-	uint16_t i, n, sent;
-
-	n = (uint16_t)rte_ring_dequeue_burst(dp->txring[p], (void **)m, SGW_BURST_MAX, NULL);
-	if (n == 0)
-		return 0;
-	for (i = 0; i < n; i++)
-		bytes += rte_pktmbuf_pkt_len(m[i]);
-	sent = rte_eth_tx_burst(dp->ports[p].port_id, (uint16_t)w->txq[p], m, n);
-	for (i = sent; i < n; i++) {
-		bytes -= rte_pktmbuf_pkt_len(m[i]);
-		drop(w, m[i], SGW_DROP_TX_FULL);
-	}
-	w->c.tx_pkts[p] += sent;
-	w->c.tx_bytes[p] += bytes;
-	*driver_full = sent < n;
-	return n;
-}
-
-void
-sgw_worker_tx(struct sgw_worker *w, uint16_t pidx, struct rte_mbuf *m, uint16_t burst)
-{
-	tx_add(w, pidx, m, burst);
-}
-
-/* The queue-0 owner sends what workers without a TX queue on the port queued. */
-uint32_t
-sgw_worker_drain_txrings(struct sgw_worker *w)
-{
-	uint32_t total = 0, b;
-	uint16_t p, n;
-
-	for (p = 0; p < w->dp->n_ports; p++) {
-		bool full = false;
-
-		if (!w->drains_txring[p])
-			continue;
-		for (b = 0; b < SGW_RING_BURSTS_PER_LOOP && !full; b++) {
-			n = drain_txring_burst(w, p, &full);
-			if (n == 0)
-				break;
-			total += n;
-		}
-	}
-	return total;
-}
+/* Classes that carry IP addresses (terminal lookup, hand-off by address). */
+#define CLASSES_IP                                                                          \
+	(SGW_CLASS_BIT(SGW_CLASS_TCP) | SGW_CLASS_BIT(SGW_CLASS_UDP) |                      \
+	 SGW_CLASS_BIT(SGW_CLASS_ESP) | SGW_CLASS_BIT(SGW_CLASS_ICMP) |                     \
+	 SGW_CLASS_BIT(SGW_CLASS_LIFT) | SGW_CLASS_BIT(SGW_CLASS_XCP) |                     \
+	 SGW_CLASS_BIT(SGW_CLASS_IP_OTHER))
+/* Classes that stay on the worker that received them (no owner to find). */
+#define CLASSES_LOCAL (SGW_CLASS_BIT(SGW_CLASS_NON_IP) | SGW_CLASS_BIT(SGW_CLASS_MALFORMED))
 
 /*
  * Which side of a packet is the terminal: packets entering from where the
@@ -182,218 +83,43 @@ terminal_of(const struct sgw_snapshot *s, const struct sgw_pkt_info *pi, uint16_
 	return t >= 0 ? t : lookup_addr(s, pi->ip_ver, second);
 }
 
-static inline void
-match_key(const struct sgw_pkt_info *pi, uint16_t pidx, int32_t term, struct sgw_match_key *k)
-{
-	k->in_port = (int16_t)pidx;
-	k->terminal = term;
-	k->family = pi->ip_ver;
-	k->proto = pi->esp_in_udp ? 50 : pi->ip_proto;
-	k->dscp = pi->dscp;
-	k->has_ports = (pi->cls == SGW_CLASS_TCP || pi->cls == SGW_CLASS_UDP ||
-			(pi->cls == SGW_CLASS_ESP && pi->esp_in_udp));
-	k->has_spi = pi->cls == SGW_CLASS_ESP;
-	k->sport = pi->sport;
-	k->dport = pi->dport;
-	k->spi = pi->esp_spi;
-	k->src = pi->src;
-	k->dst = pi->dst;
-}
-
-static inline int32_t
-rule_for(const struct sgw_snapshot *s, const struct sgw_pkt_info *pi, uint16_t pidx, int32_t term)
-{
-	struct sgw_match_key k;
-
-	if (s->pol.n_rules == 0)
-		return -1;
-	match_key(pi, pidx, term, &k);
-	return sgw_rules_lookup(&s->pol, &k);
-}
-
-/* Carry out the matched rule's action (or the default action) on one packet. */
-static __rte_always_inline void
-emit(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m, uint16_t pidx,
-     const struct sgw_pkt_info *pi, int32_t term, int32_t rule)
-{
-	const struct sgw_policy *p = &s->pol;
-	enum sgw_action act;
-	int16_t nh = -1, out;
-
-	if (rule >= 0) {
-		struct sgw_rule_ctr *rc = &s->rule_ctr[(size_t)w->idx * p->n_rules + rule];
-
-		rc->pkts++;
-		rc->bytes += rte_pktmbuf_pkt_len(m);
-		act = p->rules[rule].action;
-		nh = p->rules[rule].next_hop;
-	} else {
-		w->c.unmatched++;
-		act = p->default_action;
-		if (act == SGW_ACT_DROP) {
-			drop(w, m, SGW_DROP_DEFAULT);
-			return;
-		}
-	}
-	w->c.act[act]++;
-	if (act == SGW_ACT_DROP) {
-		drop(w, m, SGW_DROP_RULE);
-		return;
-	}
-	if (nh >= 0) {
-		struct rte_ether_hdr *eh = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-
-		out = p->next_hops[nh].port;
-		memcpy(&eh->dst_addr, p->next_hops[nh].mac, RTE_ETHER_ADDR_LEN);
-		rte_ether_addr_copy(&w->dp->ports[out].mac, &eh->src_addr);
-	} else {
-		out = p->ports[pidx].peer;
-		if (out < 0) {
-			drop(w, m, SGW_DROP_NO_ROUTE);
-			return;
-		}
-	}
-	if (w->dp->sl != NULL && out == w->dp->sl->pidx) {
-		/* Leaving by the satlink port: the link layer carries it (or bypasses it). */
-		sgw_sl_emit(w, s, m, pi, term, rule);
-		return;
-	}
-	tx_add(w, (uint16_t)out, m, p->workers.burst);
-}
-
-/* TCP, UDP and ESP: bulk flow lookup, create on miss, rule cached per flow and direction. */
-static void
-stage_flows(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
-	    const uint16_t *idx, uint16_t n)
-{
-	struct sgw_flow_table *ft = w->flows;
-	struct sgw_flow_key keys[SGW_BURST_MAX];
-	const struct sgw_flow_key *kp[SGW_BURST_MAX];
-	int32_t pos[SGW_BURST_MAX];
-	uint8_t dir[SGW_BURST_MAX];
-	uint16_t j;
-
-	if (n == 0)
-		return;
-	for (j = 0; j < n; j++) {
-		dir[j] = (uint8_t)sgw_flow_key_from_info(&w->info[idx[j]], &keys[j]);
-		kp[j] = &keys[j];
-	}
-	sgw_flow_lookup_bulk(ft, kp, n, pos);
-
-	for (j = 0; j < n; j++) {
-		uint16_t i = idx[j];
-		const struct sgw_pkt_info *pi = &w->info[i];
-		uint16_t pidx = w->pidx[i];
-		struct sgw_flow *f;
-		int32_t fp = pos[j], *cached;
-		uint8_t d = dir[j];
-
-		/* A miss may be a flow an earlier packet of this burst created. */
-		if (fp < 0)
-			fp = rte_hash_lookup(ft->h, &keys[j]);
-		if (fp >= 0) {
-			w->c.flow_hits++;
-		} else {
-			fp = sgw_flow_add(ft, w->tw, &keys[j], w->now_ns);
-			if (fp < 0) {
-				w->c.flows_bypassed++;
-				emit(w, s, m[i], pidx, pi, w->term[i],
-				     rule_for(s, pi, pidx, w->term[i]));
-				continue;
-			}
-			w->c.flows_created++;
-		}
-		f = &ft->e[fp];
-		f->last_ns = w->now_ns;
-		f->pkts[d]++;
-		f->bytes[d] += rte_pktmbuf_pkt_len(m[i]);
-		if (f->rule_gen != s->gen) {
-			f->rule_gen = s->gen;
-			f->rule[0] = f->rule[1] = RULE_UNKNOWN;
-			f->terminal = w->term[i];
-		}
-		cached = &f->rule[d];
-		/*
-		 * The cache holds while what a rule can match on is constant for the
-		 * flow and direction. DSCP may change from packet to packet: when
-		 * some rule matches on DSCP, a packet whose DSCP differs from the one
-		 * the rule was found with is looked up again.
-		 */
-		if (*cached == RULE_UNKNOWN || (s->rules_dscp && f->rule_dscp[d] != pi->dscp)) {
-			*cached = rule_for(s, pi, pidx, w->term[i]);
-			f->rule_dscp[d] = pi->dscp;
-		}
-		emit(w, s, m[i], pidx, pi, w->term[i], *cached);
-	}
-}
-
-/* ICMP, LIFT, XCP, other IP, non-IP (and satlink frames without a satlink section): no flow state. */
-static void
-stage_stateless(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
-		const uint16_t *idx, uint16_t n)
-{
-	uint16_t j;
-
-	for (j = 0; j < n; j++) {
-		uint16_t i = idx[j];
-
-		emit(w, s, m[i], w->pidx[i], &w->info[i], w->term[i],
-		     rule_for(s, &w->info[i], w->pidx[i], w->term[i]));
-	}
-}
-
-static void
-stage_malformed(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
-		const uint16_t *idx, uint16_t n)
-{
-	uint16_t j;
-
-	for (j = 0; j < n; j++) {
-		uint16_t i = idx[j];
-		int16_t out = s->pol.ports[w->pidx[i]].peer;
-
-		w->c.malformed[w->info[i].reason]++;
-		if (s->pol.malformed == SGW_MALFORMED_FORWARD && out >= 0)
-			tx_add(w, (uint16_t)out, m[i], s->pol.workers.burst);
-		else
-			drop(w, m[i], SGW_DROP_MALFORMED);
-	}
-}
-
 /*
  * Send packets owned by other workers to them. The owner is the terminal's
  * shard, or for traffic of no terminal a symmetric hash of the addresses, so
- * both directions of a flow meet on one worker. Removes handed-off packets
- * from the class arrays.
+ * both directions of a flow meet on one worker; a stage with a prepare hook
+ * names the owner of its classes' packets itself (satlink: the session's).
+ * Removes handed-off packets from the class arrays.
  */
 static void
-handoff(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m, uint16_t n)
+handoff(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m, uint16_t n,
+	uint32_t prepared)
 {
 	struct sgw_dp *dp = w->dp;
-	uint8_t owner[SGW_BURST_MAX];
 	uint64_t others = 0;
 	uint16_t c, i, j, k;
 
-	for (i = 0; i < n; i++)
-		owner[i] = (uint8_t)w->idx;
-	for (c = 0; c < SGW_CLASS_NON_IP; c++) {
+	for (c = 0; c < SGW_CLASS__COUNT; c++) {
 		uint16_t *idx = w->cls.idx[c];
 
+		if (CLASSES_LOCAL & SGW_CLASS_BIT(c)) {
+			for (j = 0; j < w->cls.n[c]; j++)
+				w->pm[idx[j]].owner = (uint8_t)w->idx;
+			continue;
+		}
 		for (j = 0, k = 0; j < w->cls.n[c]; j++) {
+			struct sgw_pkt_meta *pm = &w->pm[idx[j]];
 			uint32_t o;
 
-			i = idx[j];
-			if (c == SGW_CLASS_SATLINK)
-				o = w->sl_sess[i] >= 0 ? dp->sl->sess[w->sl_sess[i]].owner : w->idx;
-			else if (w->term[i] >= 0)
-				o = s->term_owner[w->term[i]];
+			if (prepared & SGW_CLASS_BIT(c))
+				o = pm->owner;
+			else if (pm->term >= 0)
+				o = s->term_owner[pm->term];
 			else
-				o = (uint32_t)(((uint64_t)sgw_sym_addr_hash(&w->info[i]) *
+				o = (uint32_t)(((uint64_t)sgw_sym_addr_hash(&pm->info) *
 						dp->n_workers) >> 32);
-			owner[i] = (uint8_t)o;
+			pm->owner = (uint8_t)o;
 			if (o == w->idx)
-				idx[k++] = i;
+				idx[k++] = idx[j];
 			else
 				others |= 1ull << o;
 		}
@@ -406,12 +132,12 @@ handoff(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
 
 		others &= others - 1;
 		for (i = 0; i < n; i++)
-			if (owner[i] == o)
+			if (w->pm[i].owner == o)
 				out[cnt++] = m[i];
 		sent = (uint16_t)rte_ring_enqueue_burst(dp->inring[o], (void **)out, cnt, NULL);
 		w->c.handoff_out += sent;
 		for (j = sent; j < cnt; j++)
-			drop(w, out[j], SGW_DROP_HANDOFF_FULL);
+			sgw_drop(w, out[j], SGW_DROP_HANDOFF_FULL);
 	}
 }
 
@@ -419,68 +145,85 @@ uint32_t
 sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
 		   uint16_t n, bool may_handoff)
 {
+	struct sgw_dp *dp = w->dp;
 	const uint8_t *data[SGW_BURST_MAX];
 	uint16_t len[SGW_BURST_MAX];
 	uint32_t flen[SGW_BURST_MAX];
+	uint32_t prepared = 0;
 	uint16_t i, j, c;
 
 	for (i = 0; i < n; i++) {
 		data[i] = rte_pktmbuf_mtod(m[i], const uint8_t *);
 		len[i] = rte_pktmbuf_data_len(m[i]);
 		flen[i] = rte_pktmbuf_pkt_len(m[i]);
-		w->pidx[i] = (uint8_t)w->dp->pidx_of[m[i]->port];
+		w->pm[i].pidx = (uint8_t)dp->pidx_of[m[i]->port];
 		rte_prefetch0(data[i]);
 	}
 	/* Multi-segment frames (jumbo): headers in the first segment, lengths from pkt_len. */
-	sgw_classify_burst_seg(&s->parse, data, len, flen, n, w->info, &w->cls);
+	sgw_classify_burst_stride(&s->parse, data, len, flen, n, &w->pm[0].info,
+				  sizeof(w->pm[0]), &w->cls);
 
-	for (c = 0; c < SGW_CLASS_SATLINK; c++)
-		for (j = 0; j < w->cls.n[c]; j++) {
-			int32_t t;
+	for (c = 0; c < SGW_CLASS__COUNT; c++) {
+		const struct sgw_stage_ops *ops;
+		const uint16_t *idx = w->cls.idx[c];
 
-			i = w->cls.idx[c][j];
-			t = terminal_of(s, &w->info[i], w->pidx[i]);
-			/* At a terminal with satlink, all of its IP traffic is its own. */
-			w->term[i] = t >= 0 ? t : s->sl_own_term;
+		if (w->cls.n[c] == 0)
+			continue;
+		if (CLASSES_IP & SGW_CLASS_BIT(c)) {
+			for (j = 0; j < w->cls.n[c]; j++) {
+				struct sgw_pkt_meta *pm = &w->pm[idx[j]];
+				int32_t t = terminal_of(s, &pm->info, pm->pidx);
+
+				/* At a terminal with satlink, all of its IP traffic is its own. */
+				pm->term = t >= 0 ? t : s->default_term;
+			}
+		} else {
+			for (j = 0; j < w->cls.n[c]; j++)
+				w->pm[idx[j]].term = -1;
 		}
-	for (c = SGW_CLASS_SATLINK; c < SGW_CLASS__COUNT; c++)
-		for (j = 0; j < w->cls.n[c]; j++)
-			w->term[w->cls.idx[c][j]] = -1;
-	for (j = 0; j < w->cls.n[SGW_CLASS_SATLINK]; j++) {
-		i = w->cls.idx[SGW_CLASS_SATLINK][j];
-		w->sl_sess[i] = -1;
-		if (w->dp->sl != NULL) {
-			/* Frames of one session come in runs: look a run up once. */
-			uint32_t k = j > 0 ? w->cls.idx[SGW_CLASS_SATLINK][j - 1] : i;
-
-			w->sl_sess[i] = j > 0 && sgw_sl_same_terminal(m[k], w->info[k].l3_off, m[i],
-								      w->info[i].l3_off) ?
-				w->sl_sess[k] :
-				sgw_sl_sess_of_frame(w->dp, m[i], w->info[i].l3_off);
+		/* pm->obj is the owning stage's: set only by a stage that prepares. */
+		ops = sgw_stages[dp->stage_of_class[c]];
+		if (ops->prepare != NULL) {
+			ops->prepare(w, s, m, idx, w->cls.n[c]);
+			prepared |= SGW_CLASS_BIT(c);
 		}
 	}
-	if (may_handoff && w->dp->n_workers > 1)
-		handoff(w, s, m, n);
+	if (may_handoff && dp->n_workers > 1)
+		handoff(w, s, m, n, prepared);
 
-	for (c = 0; c < SGW_CLASS__COUNT; c++)
-		for (j = 0; j < w->cls.n[c]; j++) {
-			w->c.cls_pkts[c]++;
+	/* One stage per class burst: one indirect call per class, never per packet. */
+	for (c = 0; c < SGW_CLASS__COUNT; c++) {
+		uint16_t k = w->cls.n[c];
+
+		if (k == 0)
+			continue;
+		w->c.cls_pkts[c] += k;
+		for (j = 0; j < k; j++)
 			w->c.cls_bytes[c] += flen[w->cls.idx[c][j]];
-		}
-
-	stage_flows(w, s, m, w->cls.idx[SGW_CLASS_TCP], w->cls.n[SGW_CLASS_TCP]);
-	stage_flows(w, s, m, w->cls.idx[SGW_CLASS_UDP], w->cls.n[SGW_CLASS_UDP]);
-	stage_flows(w, s, m, w->cls.idx[SGW_CLASS_ESP], w->cls.n[SGW_CLASS_ESP]);
-	for (c = SGW_CLASS_ICMP; c <= SGW_CLASS_NON_IP; c++)
-		if (c != SGW_CLASS_SATLINK || w->dp->sl == NULL)
-			stage_stateless(w, s, m, w->cls.idx[c], w->cls.n[c]);
-	stage_malformed(w, s, m, w->cls.idx[SGW_CLASS_MALFORMED], w->cls.n[SGW_CLASS_MALFORMED]);
-	/* Last: delivering reassembled packets runs this function again on the same scratch. */
-	if (w->dp->sl != NULL) {
-		sgw_sl_stage(w, s, m, w->cls.idx[SGW_CLASS_SATLINK], w->cls.n[SGW_CLASS_SATLINK]);
-		sgw_sl_burst_done(w, s);
+		sgw_stages[dp->stage_of_class[c]]->burst(w, s, m, w->cls.idx[c], k);
 	}
+	for (c = 0; c < SGW_STAGE__COUNT; c++)
+		if (dp->stage_on[c] && sgw_stages[c]->burst_done != NULL)
+			sgw_stages[c]->burst_done(w, s);
 	return n;
+}
+
+void
+sgw_worker_reinject_drain(struct sgw_worker *w, const struct sgw_snapshot *s)
+{
+	/* What is queued now, a burst at a time; what these add waits for the next call. */
+	uint32_t left = w->reinj_n;
+
+	while (left > 0 && w->reinj_n > 0) {
+		struct rte_mbuf *m[SGW_BURST_MAX];
+		uint32_t n = RTE_MIN(RTE_MIN(left, w->reinj_n), (uint32_t)SGW_BURST_MAX);
+
+		memcpy(m, w->reinj, n * sizeof(m[0]));
+		w->reinj_n -= n;
+		memmove(w->reinj, w->reinj + n, w->reinj_n * sizeof(m[0]));
+		left -= n;
+		sgw_worker_process(w, s, m, (uint16_t)n, false);
+	}
 }
 
 static void
@@ -492,14 +235,10 @@ run_timers(struct sgw_worker *w, const struct sgw_snapshot *s)
 	k = sgw_tw_expire(w->tw, w->now_ns, ev, SGW_TW_BATCH);
 	w->c.timers_expired += k;
 	for (i = 0; i < k; i++) {
-		uint64_t type = ev[i] >> SGW_TEV_SHIFT;
-		int32_t obj = (int32_t)(ev[i] & ((1ull << SGW_TEV_SHIFT) - 1));
+		uint8_t st = sgw_tev_stage(ev[i]);
 
-		if (type == SGW_TEV_FLOW_IDLE)
-			w->c.flows_expired += (uint64_t)sgw_flow_timer_expired(w->flows, w->tw, obj,
-									       w->now_ns);
-		else if (type == SGW_TEV_SATLINK)
-			sgw_sl_timer(w, s, (uint32_t)obj);
+		if (st < SGW_STAGE__COUNT && sgw_stages[st]->timer != NULL)
+			sgw_stages[st]->timer(w, s, sgw_tev_obj(ev[i]), sgw_tev_timer(ev[i]));
 	}
 }
 
@@ -526,9 +265,9 @@ iter_bare(struct sgw_worker *w, const struct sgw_snapshot *s)
 		total += n;
 		for (i = 0; i < n; i++) {
 			if (out < 0)
-				drop(w, m[i], SGW_DROP_NO_ROUTE);
+				sgw_drop(w, m[i], SGW_DROP_NO_ROUTE);
 			else
-				tx_add(w, (uint16_t)out, m[i], s->pol.workers.burst);
+				sgw_tx(w, (uint16_t)out, m[i], s->pol.workers.burst);
 		}
 	}
 	return total;
@@ -570,6 +309,7 @@ sgw_worker_iter(struct sgw_worker *w, uint64_t now_tsc)
 			w->c.handoff_in += n;
 			total += n;
 			sgw_worker_process(w, s, m, n, false);
+			sgw_worker_reinject_drain(w, s);
 		}
 		for (q = 0; q < w->n_rxq; q++) {
 			const struct sgw_rxq *rq = &w->rxq[q];
@@ -587,10 +327,13 @@ sgw_worker_iter(struct sgw_worker *w, uint64_t now_tsc)
 			w->c.rx_bytes[rq->pidx] += bytes;
 			total += n;
 			sgw_worker_process(w, s, m, n, true);
+			sgw_worker_reinject_drain(w, s);
 		}
 		run_timers(w, s);
-		if (dp->sl != NULL)
-			sgw_sl_iter(w, s);
+		for (q = 0; q < SGW_STAGE__COUNT; q++)
+			if (dp->stage_on[q] && sgw_stages[q]->loop != NULL)
+				sgw_stages[q]->loop(w, s);
+		sgw_worker_reinject_drain(w, s);
 	}
 	/* Sending for others is work too: the drainer must not doze off while they feed it. */
 	total += sgw_worker_drain_txrings(w);

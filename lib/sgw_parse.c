@@ -674,6 +674,14 @@ sgw_classify_burst_seg(const struct sgw_parse_conf *conf, const uint8_t *const *
 		       const uint16_t *len, const uint32_t *frame_len, uint16_t n,
 		       struct sgw_pkt_info *info, struct sgw_burst_classes *out)
 {
+	sgw_classify_burst_stride(conf, data, len, frame_len, n, info, sizeof(*info), out);
+}
+
+void
+sgw_classify_burst_stride(const struct sgw_parse_conf *conf, const uint8_t *const *data,
+			  const uint16_t *len, const uint32_t *frame_len, uint16_t n,
+			  struct sgw_pkt_info *info, size_t stride, struct sgw_burst_classes *out)
+{
 	uint16_t i;
 
 	if (conf == NULL)
@@ -683,14 +691,15 @@ sgw_classify_burst_seg(const struct sgw_parse_conf *conf, const uint8_t *const *
 	if (n > SGW_BURST_MAX)
 		n = SGW_BURST_MAX;
 	for (i = 0; i < n; i++) {
-		uint8_t c;
-
+		struct sgw_pkt_info *pi =
+			(struct sgw_pkt_info *)(void *)((char *)info + (size_t)i * stride);
 		size_t flen = len[i];
+		uint8_t c;
 
 		if (frame_len != NULL && frame_len[i] > flen)
 			flen = frame_len[i];
-		parse_frame(conf, data[i], len[i], flen, &info[i]);
-		c = info[i].cls;
+		parse_frame(conf, data[i], len[i], flen, pi);
+		c = pi->cls;
 		out->idx[c][out->n[c]++] = i;
 	}
 }

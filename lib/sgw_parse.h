@@ -266,6 +266,16 @@ void sgw_classify_burst_seg(const struct sgw_parse_conf *conf, const uint8_t *co
 			    const uint16_t *len, const uint32_t *frame_len, uint16_t n,
 			    struct sgw_pkt_info *info, struct sgw_burst_classes *out);
 
+/*
+ * The same, writing frame i's result at (char *)info + i * stride (stride >=
+ * sizeof(struct sgw_pkt_info)): the caller's per-packet struct holds the
+ * parse result among its own fields.
+ */
+void sgw_classify_burst_stride(const struct sgw_parse_conf *conf, const uint8_t *const *data,
+			       const uint16_t *len, const uint32_t *frame_len, uint16_t n,
+			       struct sgw_pkt_info *info, size_t stride,
+			       struct sgw_burst_classes *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sgw_hex.h"
 #include "sgw_policy.h"
 
 void
@@ -218,18 +219,6 @@ parse_v4_at(const char *s, size_t n, size_t *i, uint8_t out[4])
 	return true;
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* RFC 4291 section 2.2 text forms, the whole of s[0..n). */
 static bool
 parse_v6(const char *s, size_t n, uint8_t out[16])
@@ -250,8 +239,8 @@ parse_v6(const char *s, size_t n, uint8_t out[16])
 
 		if (ng >= 8)
 			return false;
-		while (i < n && hexval(s[i]) >= 0 && i - start < 4)
-			v = v << 4 | (unsigned int)hexval(s[i++]);
+		while (i < n && sgw_hexval(s[i]) >= 0 && i - start < 4)
+			v = v << 4 | (unsigned int)sgw_hexval(s[i++]);
 		if (i < n && s[i] == '.') {
 			/* Embedded IPv4 in the last 32 bits. */
 			uint8_t v4[4];
@@ -265,7 +254,7 @@ parse_v6(const char *s, size_t n, uint8_t out[16])
 		}
 		if (i == start)
 			return false;
-		if (i < n && hexval(s[i]) >= 0)
+		if (i < n && sgw_hexval(s[i]) >= 0)
 			return false; /* five hex digits */
 		g[ng++] = (uint16_t)v;
 		if (i == n)

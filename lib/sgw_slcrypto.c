@@ -36,6 +36,7 @@
 
 #include <intel-ipsec-mb.h>
 
+#include "sgw_hex.h"
 #include "sgw_slcrypto.h"
 
 #define SLC_DIR_BIT (UINT64_C(1) << 63)
@@ -438,18 +439,6 @@ slc_err_format(struct slc_errs *es, char *errbuf, size_t errlen)
 }
 
 static int
-slc_hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static int
 slc_is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
@@ -508,7 +497,7 @@ slc_parse_line(const char *s, size_t len, uint32_t line, struct slc_errs *es,
 		return -1;
 	}
 	for (j = key_start; j < key_end; j++) {
-		if (slc_hexval(s[j]) < 0) {
+		if (sgw_hexval(s[j]) < 0) {
 			slc_err_add(es, line,
 				    "terminal %u: key character %zu is not a hex digit",
 				    (uint32_t)id, j - key_start + 1);
@@ -531,8 +520,8 @@ slc_parse_line(const char *s, size_t len, uint32_t line, struct slc_errs *es,
 	k->len = (uint32_t)((key_end - key_start) / 2);
 	bad = 1;
 	for (j = 0; j < k->len; j++) {
-		k->key[j] = (uint8_t)(slc_hexval(s[key_start + 2 * j]) << 4 |
-				      slc_hexval(s[key_start + 2 * j + 1]));
+		k->key[j] = (uint8_t)(sgw_hexval(s[key_start + 2 * j]) << 4 |
+				      sgw_hexval(s[key_start + 2 * j + 1]));
 		if (k->key[j] != 0)
 			bad = 0;
 	}

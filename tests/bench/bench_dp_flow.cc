@@ -29,6 +29,7 @@
 #include "sgw_flow_key.h"
 #include "sgw_parse.h"
 #include "sgw_timer_wheel.h"
+#include "stage.h"
 
 namespace {
 
@@ -125,7 +126,7 @@ setup()
 	rte_hash_free(seen);
 
 	for (const sgw_flow_key &k : g.in_table)
-		if (sgw_flow_add(g.ft, g.tw, &k, 0) < 0) {
+		if (sgw_flow_add(g.ft, g.tw, SGW_STAGE_FLOW, &k, 0) < 0) {
 			std::fprintf(stderr, "bench_dp_flow: table refused flow %u of %u\n",
 				     g.ft->active, kFlows);
 			return false;
@@ -185,15 +186,14 @@ BM_FlowInsertDelete(benchmark::State &state)
 
 	for (auto _ : state) {
 		const sgw_flow_key &k = g.fresh[i];
-		int32_t pos = sgw_flow_add(g.ft, g.tw, &k, 0);
+		int32_t pos = sgw_flow_add(g.ft, g.tw, SGW_STAGE_FLOW, &k, 0);
 
 		if (pos < 0) {
 			failed++;
 		} else {
-			// Stop the idle timer, then the expiry path deletes the flow: past
-			// its idle time, sgw_flow_timer_expired removes it from the hash.
-			sgw_tw_stop(g.tw, g.ft->e[pos].timer);
-			sgw_flow_timer_expired(g.ft, g.tw, pos, kIdleNs);
+			// The delete path of a closed or expired flow: its timers stopped,
+			// its key out of the hash.
+			sgw_flow_del(g.ft, g.tw, uint32_t(pos));
 		}
 		i = i + 1 == n ? 0 : i + 1;
 	}

@@ -95,6 +95,7 @@
 
 #include "../pipeline/pkt_build.h"
 #include "policy_yaml.h"
+#include "satlink.h"
 #include "sgw_dp.h"
 
 namespace {
@@ -218,7 +219,7 @@ struct Dp {
 		sgw_worker_iter(wk, wk->ns_base_tsc + uint64_t(double(now_ns) / wk->ns_per_tsc) + 1);
 		sgw_worker_flush(wk);
 	}
-	sgw_sl_sess *sess() const { return &dp->sl->sess[0]; }
+	sgw_sl_sess *sess() const { return &sgw_sl_of(dp)->sess[0]; }
 	sgw_arq_stats arq() const
 	{
 		sgw_arq_stats st;
@@ -234,7 +235,10 @@ struct Dp {
 			d += x;
 		return d;
 	}
-	uint64_t sl_ctr(int c) const { return dp->sl != nullptr ? w()->sl.ctr[c] : 0; }
+	uint64_t sl_ctr(int c) const
+	{
+		return sgw_sl_of(dp) != nullptr ? sgw_sl_worker_of(w())->ctr[c] : 0;
+	}
 };
 
 // A hub (with or without satlink) and, with satlink, its terminal.

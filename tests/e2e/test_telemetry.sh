@@ -61,6 +61,12 @@ want(sum(st["drops"].values()) == 0, "stats drops all 0: %s" % st["drops"])
 want(st["rx_bytes"] > xbytes, "stats rx_bytes %d > transfer %d" % (st["rx_bytes"], xbytes))
 want(st["policy_generation"] == 1 and st["reloads_ok"] == 0, "stats generation 1, no reloads")
 want(st["flows_created"] >= 1, "stats flows_created %d >= 1" % st["flows_created"])
+# The timer wheels: each live flow holds its idle timer; none refused, none deferred.
+want(st.get("timers_active", -1) >= st["flows_active"] >= 1,
+     "stats timers_active %s >= flows_active %d >= 1" % (st.get("timers_active"), st["flows_active"]))
+want(st.get("timers_start_failed") == 0 and st.get("timers_carried") == 0,
+     "stats timers_start_failed %s and timers_carried %s are 0" % (
+         st.get("timers_start_failed"), st.get("timers_carried")))
 want(0 <= st["mbufs_in_use"] <= st["mbufs_total"] and st["mbufs_total"] > 0,
      "stats mbufs in use %d of %d" % (st["mbufs_in_use"], st["mbufs_total"]))
 
@@ -116,5 +122,5 @@ PY
 tb_satgw_stop
 [ "$TB_SATGW_RC" -eq 0 ] || tb_fail "satgw exit code $TB_SATGW_RC (3 = mbufs leaked)"
 tb_check_wire
-tb_stats --conserve --expect 'mempool.in_use == 0' --expect "classes.icmp.packets >= $((2 * N))"
+tb_stats --conserve --expect 'mempool.in_use == 0' --expect 'timers.start_failed == 0' --expect 'timers.started >= 1' --expect "classes.icmp.packets >= $((2 * N))"
 tb_pass

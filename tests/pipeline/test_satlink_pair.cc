@@ -31,6 +31,7 @@
 #include "dp_harness.h"
 #include "pkt_build.h"
 #include "policy_yaml.h"
+#include "satlink.h"
 #include "sgw_dp.h"
 
 using sgwtest::Frame;
@@ -296,7 +297,7 @@ protected:
 	{
 		uint64_t v = 0;
 		for (uint32_t w = 0; w < dp->n_workers; w++)
-			v += dp->workers[w]->sl.ctr[c];
+			v += sgw_sl_worker_of(dp->workers[w])->ctr[c];
 		return v;
 	}
 
@@ -399,9 +400,9 @@ TEST_F(SatlinkPair, SessionsLiveOnTheirTerminalsWorkers)
 	extra_terminals = "  - {name: site-b, id: " + std::to_string(other) +
 			  ", prefixes: [10.20.2.0/24]}\n";
 	start(hub_yaml(), term_yaml());
-	ASSERT_EQ(hub->sl->n_sess, 2u);
-	EXPECT_EQ(hub->sl->sess[0].owner, 1u);
-	EXPECT_EQ(hub->sl->sess[1].owner, 0u);
+	ASSERT_EQ(sgw_sl_of(hub.get())->n_sess, 2u);
+	EXPECT_EQ(sgw_sl_of(hub.get())->sess[0].owner, 1u);
+	EXPECT_EQ(sgw_sl_of(hub.get())->sess[1].owner, 0u);
 	std::mt19937_64 rng(17);
 	std::bernoulli_distribution lose(0.05);
 	channel = [&](bool, struct rte_mbuf *) { return !lose(rng); };
@@ -678,7 +679,7 @@ TEST_F(SatlinkPair, QueueBeforeTheLineStaysShortUnderOverload)
 	uint32_t max_pacer = 0;
 	for (uint64_t end = now + 800000000ull; now < end;) {
 		run_until(now + 10000000);
-		max_pacer = std::max(max_pacer, hub->sl->sess[0].pq_n);
+		max_pacer = std::max(max_pacer, sgw_sl_of(hub.get())->sess[0].pq_n);
 	}
 	uint64_t refused = stage_ctr(hub.get(), SGW_SLD_SEND_QUEUE_FULL);
 	/* (the pacer drains a little between the input's bursts) */
@@ -686,8 +687,8 @@ TEST_F(SatlinkPair, QueueBeforeTheLineStaysShortUnderOverload)
 	/* The refusals are drops too (issue 11, defect 4). */
 	EXPECT_EQ(sum(hub.get()).drop[SGW_DROP_SL_SEND_QUEUE_FULL], refused);
 	/* The pacer is fed a few ms of frames at a time, not the window. */
-	EXPECT_LE(max_pacer, hub->sl->sess[0].pq_low + 2);
-	EXPECT_GT(hub->sl->tx_window, 1000u) << "the window alone would have queued much more";
+	EXPECT_LE(max_pacer, sgw_sl_of(hub.get())->sess[0].pq_low + 2);
+	EXPECT_GT(sgw_sl_of(hub.get())->tx_window, 1000u) << "the window alone would have queued much more";
 	run_until(now + 2000000000ull);
 	EXPECT_EQ(recv(lan).size() + refused, 1500u);
 	/* The RTT the session measured is the link's (100 ms), not the queue's. */
@@ -742,7 +743,7 @@ TEST_F(SatlinkPair, ShutdownCountsWhatTheSessionsHeld)
 	for (uint32_t i = 0; i < 400; i++)
 		inject(hub.get(), terr, downlink(i));
 	run_until(now + 20000000);
-	sgw_sl_sess &ss = hub->sl->sess[0];
+	sgw_sl_sess &ss = sgw_sl_of(hub.get())->sess[0];
 	uint64_t queued = ss.fq_n, paced = ss.pq_n, held = sgw_sl_held(hub.get());
 	EXPECT_GT(queued, 0u) << "the feed queue holds packets";
 	EXPECT_GT(paced, 0u) << "the pacer holds frames";
@@ -793,7 +794,7 @@ TEST_F(SatlinkPair, PeerRestartReleasesUnacknowledgedPacketsAsDrops)
 		inject(hub.get(), terr, downlink(i));
 	run_until(now + 1000000000ull);
 	ASSERT_EQ(session(hub.get()).state, SGW_ARQ_DOWN);
-	EXPECT_EQ(hub->sl->sess[0].arq_pkts, 30u) << "all sent, none acknowledged";
+	EXPECT_EQ(sgw_sl_of(hub.get())->sess[0].arq_pkts, 30u) << "all sent, none acknowledged";
 	EXPECT_EQ(sum(hub.get()).drop[SGW_DROP_SL_RELEASED_UNACKED], 0u);
 	restart_terminal(sl);
 	dead = false;
@@ -801,7 +802,7 @@ TEST_F(SatlinkPair, PeerRestartReleasesUnacknowledgedPacketsAsDrops)
 	sgw_sl_pub h = session(hub.get());
 	EXPECT_EQ(h.arq.peer_restarts, 1u);
 	EXPECT_EQ(h.state, SGW_ARQ_UP);
-	EXPECT_EQ(hub->sl->sess[0].arq_pkts, 0u);
+	EXPECT_EQ(sgw_sl_of(hub.get())->sess[0].arq_pkts, 0u);
 	EXPECT_EQ(stage_ctr(hub.get(), SGW_SLD_RELEASED_UNACKED), 30u);
 	EXPECT_EQ(sum(hub.get()).drop[SGW_DROP_SL_RELEASED_UNACKED], 30u);
 	EXPECT_EQ(sum(hub.get()).sl_pkts_carried, 0u);

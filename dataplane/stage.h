@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The stage interface: every mechanism in the packet path is one struct of
+ * operations and one row of the stage table (stage.c). The worker loop knows
+ * only the table: it hands each class's burst of packets to the stage that
+ * owns the class (one indirect call per class burst, never per packet), calls
+ * a stage's action for a packet that leaves by a port the stage owns, fires
+ * timers by the stage id in their user value (lib/sgw_tev.h), and calls the
+ * per-burst and per-loop hooks. The shape of DPDK l3fwd's lookup-mode table
+ * and lib/ipsec's per-SA function pointers.
+ *
+ * Adding a mechanism: its lib/ module, its dataplane/ stage file, its policy
+ * section file in control/, its tests, one row in stage.c and CMake
+ * (docs/architecture.md, "Adding a mechanism").
+ */
+#ifndef SGW_STAGE_H
+#define SGW_STAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <rte_mbuf.h>
+#include <rte_telemetry.h>
+
+#include "sgw_parse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct sgw_dp;
+struct sgw_worker;
+struct sgw_snapshot;
+struct sgw_policy;
+
+/* The rows of the stage table. */
+enum sgw_stage_id {
+	SGW_STAGE_FLOW = 0,     /* TCP, UDP, ESP: flow table, cached rule (stage_flow.c) */
+	SGW_STAGE_STATELESS,    /* ICMP, LIFT, XCP, other IP, non-IP: rule per packet */
+	SGW_STAGE_MALFORMED,    /* count by reason; drop or forward untouched */
+	SGW_STAGE_SATLINK,      /* satlink frames; packets leaving by the satlink port */
+	SGW_STAGE__COUNT
+};
+
+#define SGW_CLASS_BIT(c) (1u << (c))
+
+/* (name, value) for the exit JSON and telemetry. */
+typedef void (*sgw_kv_fn)(void *ctx, const char *key, uint64_t v);
+
+struct sgw_stage_ops {
+	const char *name;
+	/* The classes whose bursts it takes while it is on. */
+	uint32_t classes;
+
+	/*
+	 * Startup on the main lcore, before the workers run: 1 on, 0 off for
+	 * this policy (its classes go to the stateless stage), < 0 error. It may
+	 * claim ports with sgw_stage_own_port(). NULL: always on.
+	 */
+	int (*init)(struct sgw_dp *dp, const struct sgw_policy *pol);
+	/*
+	 * A policy snapshot is being built (control thread): fill s->sdata[id]
+	 * (and s->default_term) from the policy and the stage's state. 0, or -1
+	 * with err set. snapshot_free undoes it once no worker can see s.
+	 */
+	int (*snapshot)(struct sgw_dp *dp, struct sgw_snapshot *s, char *err, size_t errlen);
+	void (*snapshot_free)(struct sgw_snapshot *s);
+	/* The workers have stopped: publish final counters, free what it holds. */
+	void (*drain)(struct sgw_dp *dp);
+	void (*fini)(struct sgw_dp *dp);
+
+	/*
+	 * Before hand-off, per class burst: set w->pm[i].obj (its object for the
+	 * packet, -1 none) and w->pm[i].owner (the worker that owns it) for each
+	 * packet. NULL: the owner comes from the terminal (or the address hash).
+	 */
+	void (*prepare)(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
+			const uint16_t *idx, uint16_t n);
+	/* A burst of its classes, after hand-off: m[idx[j]], meta w->pm[idx[j]]. */
+	void (*burst)(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
+		      const uint16_t *idx, uint16_t n);
+	/* A packet that leaves by a port it owns: it carries, bypasses or drops it. */
+	void (*action)(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
+		       const struct sgw_pkt_info *pi, int32_t term, int32_t rule);
+	/* One of its timers fired (lib/sgw_tev.h: object, timer id). */
+	void (*timer)(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t obj,
+		      uint8_t timer);
+	/* After each burst's stages (work it collected over the burst). */
+	void (*burst_done)(struct sgw_worker *w, const struct sgw_snapshot *s);
+	/* Once per loop, after the timers. */
+	void (*loop)(struct sgw_worker *w, const struct sgw_snapshot *s);
+
+	/*
+	 * Packets and frames it holds now (exact while the workers are stopped):
+	 * the exit report's accounting identity counts them as held.
+	 */
+	uint64_t (*held)(const struct sgw_dp *dp);
+	/* Reporting: its section of the exit JSON, its lines of the summary. */
+	void (*write_json)(const struct sgw_dp *dp, FILE *f);
+	void (*print_summary)(const struct sgw_dp *dp, FILE *f);
+	/*
+	 * Its telemetry command (tel_cmd, e.g. "/satgw/satlink", NULL: none):
+	 * control/telemetry.c registers it and calls this under the control
+	 * lock with the command's parameters.
+	 */
+	const char *tel_cmd;
+	const char *tel_help;
+	int (*telemetry)(const struct sgw_dp *dp, const char *params, struct rte_tel_data *d);
+};
+
+/* The stage table, indexed by enum sgw_stage_id. */
+extern const struct sgw_stage_ops *const sgw_stages[SGW_STAGE__COUNT];
+
+/* Every stage's init, in table order; builds dp's class and port maps. */
+int sgw_stages_init(struct sgw_dp *dp, const struct sgw_policy *pol);
+void sgw_stages_drain(struct sgw_dp *dp);
+void sgw_stages_fini(struct sgw_dp *dp);
+void sgw_stages_write_json(const struct sgw_dp *dp, FILE *f);
+void sgw_stages_print_summary(const struct sgw_dp *dp, FILE *f);
+
+/* From a stage's init: packets leaving by policy port pidx go to its action. */
+void sgw_stage_own_port(struct sgw_dp *dp, int16_t pidx, enum sgw_stage_id id);
+/* From a stage's init: the re-inject queue must hold at least n packets. */
+void sgw_stage_reinject_room(struct sgw_dp *dp, uint32_t n);
+
+/* Telemetry helpers for stages (and control/telemetry.c): add a container
+ * to d, or free it (logged once) when telemetry refuses it; a paged command's
+ * parameter, the first index (none: 0), or -1 when malformed. */
+void sgw_tel_add_container(struct rte_tel_data *d, const char *key, struct rte_tel_data *c);
+int sgw_tel_parse_first(const char *params, uint32_t *first);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SGW_STAGE_H */
