@@ -2666,16 +2666,34 @@ syntax_error(struct ld *ld, const yaml_parser_t *yp)
 		at = yp->problem_offset;
 		line = 1;
 		col = 1;
+		/* Columns count characters, as libyaml's marks do: a UTF-8
+		 * continuation byte does not start a column. */
 		for (i = 0; i < at && i < ld->len; i++) {
 			if (ld->buf[i] == '\n') {
 				line++;
 				col = 1;
-			} else {
+			} else if (((unsigned char)ld->buf[i] & 0xC0) != 0x80) {
 				col++;
 			}
 		}
 		err_at(ld, line, col, "cannot read the file as UTF-8 text: %s", yp->problem);
 		return;
+	}
+	/*
+	 * libyaml finds some mistakes only on a later line: 'action:drop' (no
+	 * space after the colon) is a plain scalar where a key was expected, and
+	 * the missing ':' is noticed where the next line begins; an unclosed
+	 * '[' or '{' is noticed at the next key. The context mark is where that
+	 * key or that list began: report it, since that is where the operator
+	 * has to look. (Other contexts, such as the plain scalar before a tab,
+	 * point away from the mistake: the problem mark stays.)
+	 */
+	if (yp->context != NULL && yp->context_mark.line < yp->problem_mark.line &&
+	    (strstr(yp->context, "simple key") != NULL ||
+	     strstr(yp->context, "flow") != NULL)) {
+		line = (uint32_t)yp->context_mark.line + 1;
+		col = (uint32_t)yp->context_mark.column + 1;
+		at = yp->context_mark.index;
 	}
 	/* Byte index equals character index for ASCII, which covers these hints. */
 	if (at < ld->len && ld->buf[at] == '\t')
