@@ -141,6 +141,64 @@ handoff(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
 	}
 }
 
+/*
+ * Frames whose headers run past their first segment (issue 11, defect 3): the
+ * parser saw only data_len bytes and failed for want of the rest. Parse them
+ * again from a copy of their first bytes, read across segments; offsets stay
+ * valid (they are from the frame start) and nothing in the result points into
+ * the copy. First 512 bytes (every IPv4 walk, at most 142 bytes, and IPv6
+ * chains up to 390 bytes; what a header-split NIC needs, for one small copy),
+ * then, if the frame is longer and still fails, up to SGW_PARSE_HDR_MAX, the
+ * parser's longest walk: a reason that survives that is a real one, and the
+ * copy is never longer than the frame. The Ethernet header and VLAN tags must
+ * be in the first segment (l3_off != 0: the MAC rewrite and satlink's header
+ * strip work there). Runs only when a burst has a malformed frame; a
+ * single-segment frame is never parsed twice.
+ */
+#define SPLIT_FIRST_READ 512
+
+static __rte_noinline __rte_cold void
+reparse_split(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
+	      uint16_t n)
+{
+	const uint16_t *idx = w->cls.idx[SGW_CLASS_MALFORMED];
+	uint8_t buf[SGW_PARSE_HDR_MAX];
+	bool moved = false;
+	uint16_t i, j;
+
+	for (j = 0; j < w->cls.n[SGW_CLASS_MALFORMED]; j++) {
+		struct sgw_pkt_info *pi = &w->pm[idx[j]].info;
+		const struct rte_mbuf *mb = m[idx[j]];
+		uint32_t flen = rte_pktmbuf_pkt_len(mb), want = SPLIT_FIRST_READ, k;
+
+		if (flen <= rte_pktmbuf_data_len(mb) || pi->l3_off == 0)
+			continue;
+		for (;;) {
+			const uint8_t *d;
+
+			k = RTE_MIN(flen, want);
+			d = rte_pktmbuf_read(mb, 0, k, buf);
+			if (d != NULL &&
+			    sgw_parse_frame_seg(&s->parse, d, k, flen, pi) == SGW_PR_OK) {
+				moved = true;
+				break;
+			}
+			if (k == flen || want == SGW_PARSE_HDR_MAX)
+				break;
+			want = SGW_PARSE_HDR_MAX;
+		}
+	}
+	if (!moved)
+		return;
+	/* Sort the burst again from the results: arrival order within each class. */
+	memset(w->cls.n, 0, sizeof(w->cls.n));
+	for (i = 0; i < RTE_MIN(n, (uint16_t)SGW_BURST_MAX); i++) {
+		uint8_t c = w->pm[i].info.cls;
+
+		w->cls.idx[c][w->cls.n[c]++] = i;
+	}
+}
+
 uint32_t
 sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
 		   uint16_t n, bool may_handoff)
@@ -159,9 +217,12 @@ sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s, struct rt
 		w->pm[i].pidx = (uint8_t)dp->pidx_of[m[i]->port];
 		rte_prefetch0(data[i]);
 	}
-	/* Multi-segment frames (jumbo): headers in the first segment, lengths from pkt_len. */
+	/* Multi-segment frames: lengths from pkt_len, headers from the first segment... */
 	sgw_classify_burst_stride(&s->parse, data, len, flen, n, &w->pm[0].info,
 				  sizeof(w->pm[0]), &w->cls);
+	/* ...or, when they run past it, from a copy read across segments. */
+	if (unlikely(w->cls.n[SGW_CLASS_MALFORMED] != 0))
+		reparse_split(w, s, m, n);
 
 	for (c = 0; c < SGW_CLASS__COUNT; c++) {
 		const struct sgw_stage_ops *ops;

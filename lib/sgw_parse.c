@@ -56,6 +56,12 @@ _Static_assert(sizeof(struct sgw_xcp_hdr) == SGW_XCP_HDR_LEN, "XCP header is 16 
 _Static_assert(offsetof(struct sgw_lift_hdr, next) == SGW_LIFT_OFF_NEXT, "LIFT layout");
 _Static_assert(offsetof(struct sgw_xcp_hdr, feedback) == SGW_XCP_OFF_FEEDBACK, "XCP layout");
 _Static_assert(SGW_BURST_MAX <= UINT16_MAX, "burst indices are uint16_t");
+/* The longest walk: two VLAN tags, IPv6, SGW_IP6_MAX_EXT headers of (255 + 1) * 8, TCP 60. */
+_Static_assert(SGW_PARSE_HDR_MAX ==
+	       ETH_HLEN + 2 * VLAN_HLEN + IP6_HLEN + SGW_IP6_MAX_EXT * 256 * 8 + TCP_HLEN +
+	       TCP_OPT_MAX, "SGW_PARSE_HDR_MAX is the parser's longest header walk");
+_Static_assert(SGW_PARSE_HDR_MAX >= ETH_HLEN + 2 * VLAN_HLEN + 60 + TCP_HLEN + TCP_OPT_MAX,
+	       "and longer than any IPv4 walk");
 
 static const struct sgw_parse_conf conf_default = {
 	.lift_proto = 253,
@@ -257,12 +263,18 @@ ip4_opts_bad(const uint8_t *o, size_t len)
 	return 0;
 }
 
-/* UDP on conf->esp_udp_port: RFC 3948 section 2.2 and 2.3 tell ESP from the rest. */
+/*
+ * UDP on conf->esp_udp_port: RFC 3948 section 2.2 and 2.3 tell ESP from the
+ * rest. cut: the datagram goes on past p + plen, in later mbuf segments.
+ */
 static inline enum sgw_parse_reason
-parse_udp_encap(const uint8_t *p, size_t plen, struct sgw_pkt_info *info)
+parse_udp_encap(const uint8_t *p, size_t plen, bool cut, struct sgw_pkt_info *info)
 {
 	uint32_t spi;
 
+	/* Too few bytes to tell (one 0xff is a keepalive only if it is all there is). */
+	if (SGW_UNLIKELY(cut && plen < ESP_HLEN))
+		return fail(info, SGW_PR_ESP_TRUNC);
 	if (plen == 1 && p[0] == 0xff)
 		return SGW_PR_OK;  /* NAT-keepalive */
 	if (plen >= 4) {
@@ -322,6 +334,7 @@ parse_l4(const struct sgw_parse_conf *conf, const uint8_t *data, size_t l4, size
 	}
 	case PROTO_UDP: {
 		size_t ulen;
+		bool cut = false;
 		enum sgw_parse_reason r;
 
 		if (SGW_UNLIKELY(avail < UDP_HLEN))
@@ -338,6 +351,7 @@ parse_l4(const struct sgw_parse_conf *conf, const uint8_t *data, size_t l4, size
 		if (ulen > avail) {
 			if (SGW_UNLIKELY(!(info->frag & SGW_FRAG_IS_FRAGMENT) && !partial))
 				return fail(info, SGW_PR_UDP_BAD_LEN);
+			cut = partial;
 			ulen = avail;
 		}
 		info->l4_hlen = UDP_HLEN;
@@ -345,7 +359,7 @@ parse_l4(const struct sgw_parse_conf *conf, const uint8_t *data, size_t l4, size
 		info->cls = SGW_CLASS_UDP;
 		if (conf->esp_udp_port != 0 &&
 		    (info->sport == conf->esp_udp_port || info->dport == conf->esp_udp_port)) {
-			r = parse_udp_encap(p + UDP_HLEN, ulen - UDP_HLEN, info);
+			r = parse_udp_encap(p + UDP_HLEN, ulen - UDP_HLEN, cut, info);
 			if (r != SGW_PR_OK)
 				return r;
 		}

@@ -63,6 +63,16 @@ enum sgw_class {
 };
 
 #define SGW_IP6_MAX_EXT   8   /* longest IPv6 extension chain we walk */
+
+/*
+ * The most bytes from the start of a frame the parser ever reads: Ethernet
+ * with two VLAN tags (22), the IPv6 header (40), SGW_IP6_MAX_EXT extension
+ * headers of the longest length one can state ((255 + 1) * 8 = 2,048 each),
+ * then TCP with 40 bytes of options (60): 16,506. An IPv4 walk is at most
+ * 22 + 60 + 60. Given min(frame length, SGW_PARSE_HDR_MAX) bytes, the parser
+ * never stops short for want of bytes that the frame has.
+ */
+#define SGW_PARSE_HDR_MAX (22 + 40 + SGW_IP6_MAX_EXT * 2048 + 60)
 #define SGW_TCP_MAX_SACK  4   /* SACK blocks that fit in 40 bytes of options */
 #define SGW_ESP_UDP_PORT  4500
 #define SGW_LIFT_HDR_LEN  8   /* LIFT paper, Table I */
@@ -229,17 +239,22 @@ void sgw_parse_conf_default(struct sgw_parse_conf *conf);
 enum sgw_parse_reason sgw_parse_frame(const struct sgw_parse_conf *conf, const uint8_t *data,
 				      size_t len, struct sgw_pkt_info *info);
 
-/* Parse TCP options in opts[0..len) (the bytes after the 20-byte header). */
 /*
  * The same for a frame whose first len bytes are contiguous and whose whole
- * length is frame_len (a multi-segment mbuf: data_len and pkt_len). Headers
- * must lie in the contiguous part; IP and UDP length fields are checked
- * against frame_len; nothing past data + len is read.
+ * length is frame_len (a multi-segment mbuf: data_len and pkt_len). IP and
+ * UDP length fields are checked against frame_len; nothing past data + len is
+ * read. A header that runs past data + len fails with a truncation reason
+ * (ip4_trunc, ip4_bad_ihl, ip6_trunc, ip6_ext_trunc, tcp_trunc, tcp_bad_doff,
+ * ...), as does ESP-in-UDP with fewer than 8 bytes given of a datagram that
+ * goes on past them: when len < frame_len, that reason is final only once
+ * the parse was given min(frame_len, SGW_PARSE_HDR_MAX) bytes (the worker
+ * parses a copy of them when the first segment's bytes were not enough).
  */
 enum sgw_parse_reason sgw_parse_frame_seg(const struct sgw_parse_conf *conf,
 					  const uint8_t *data, size_t len, size_t frame_len,
 					  struct sgw_pkt_info *info);
 
+/* Parse TCP options in opts[0..len) (the bytes after the 20-byte header). */
 enum sgw_parse_reason sgw_parse_tcp_options(const uint8_t *opts, size_t len,
 					    struct sgw_tcp_opts *out);
 

@@ -160,6 +160,66 @@ build(const Frame &f)
 	return v;
 }
 
+/*
+ * f (untagged IPv6) with a hop-by-hop header in front of its upper layer: one
+ * option of opt_bytes bytes (type 0x1e, RFC 4727 experimental, skipped when
+ * not known), padded with Pad1/PadN to a multiple of 8. The TCP/UDP checksum
+ * does not cover extension headers, so it stays right.
+ */
+static inline std::vector<uint8_t>
+with_ip6_hbh(const std::vector<uint8_t> &f, size_t opt_bytes)
+{
+	const size_t l3 = 14, ext = l3 + 40;
+	std::vector<uint8_t> h = {f[l3 + 6], 0, 0x1e, uint8_t(opt_bytes - 2)};
+	size_t pad;
+
+	h.insert(h.end(), opt_bytes - 2, 0x5c);
+	pad = (8 - h.size() % 8) % 8;
+	if (pad == 1) {
+		h.push_back(0);
+	} else if (pad > 1) {
+		h.push_back(1);
+		h.push_back(uint8_t(pad - 2));
+		h.insert(h.end(), pad - 2, 0);
+	}
+	h[1] = uint8_t(h.size() / 8 - 1);
+	std::vector<uint8_t> v(f.begin(), f.begin() + long(ext));
+	uint16_t plen = uint16_t((v[l3 + 4] << 8 | v[l3 + 5]) + h.size());
+	v[l3 + 4] = uint8_t(plen >> 8);
+	v[l3 + 5] = uint8_t(plen);
+	v[l3 + 6] = 0; /* hop-by-hop */
+	v.insert(v.end(), h.begin(), h.end());
+	v.insert(v.end(), f.begin() + long(ext), f.end());
+	return v;
+}
+
+/*
+ * f (untagged IPv4, no options) with n bytes of options (n % 4 == 0, n <= 40):
+ * record route (type 7, length n - 1, pointer 4, empty slots) and EOL. IHL,
+ * total length and the header checksum are redone.
+ */
+static inline std::vector<uint8_t>
+with_ip4_options(const std::vector<uint8_t> &f, size_t n)
+{
+	const size_t l3 = 14;
+	std::vector<uint8_t> o = {7, uint8_t(n - 1), 4};
+	std::vector<uint8_t> v(f.begin(), f.begin() + long(l3 + 20));
+
+	o.resize(n, 0); /* empty route slots, then EOL */
+	v.insert(v.end(), o.begin(), o.end());
+	v.insert(v.end(), f.begin() + long(l3 + 20), f.end());
+	v[l3] = uint8_t(0x40 | (20 + n) / 4);
+	uint16_t tot = uint16_t((v[l3 + 2] << 8 | v[l3 + 3]) + n);
+	v[l3 + 2] = uint8_t(tot >> 8);
+	v[l3 + 3] = uint8_t(tot);
+	v[l3 + 10] = 0;
+	v[l3 + 11] = 0;
+	uint16_t c = csum(&v[l3], 20 + n);
+	v[l3 + 10] = uint8_t(c >> 8);
+	v[l3 + 11] = uint8_t(c);
+	return v;
+}
+
 static inline std::vector<uint8_t>
 arp_request()
 {

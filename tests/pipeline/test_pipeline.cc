@@ -123,6 +123,30 @@ protected:
 		ASSERT_EQ(rte_ring_enqueue(p.rx, m), 0);
 	}
 
+	/* frame as a chain of mbufs cut at the given offsets (ascending, inside it). */
+	void send_segs(RingPort &p, const Bytes &frame, const std::vector<size_t> &cuts)
+	{
+		struct rte_mbuf *head = nullptr;
+		size_t from = 0;
+
+		for (size_t k = 0; k <= cuts.size(); k++) {
+			size_t to = k < cuts.size() ? cuts[k] : frame.size();
+			struct rte_mbuf *m = rte_pktmbuf_alloc(dp->pool);
+			ASSERT_NE(m, nullptr);
+			ASSERT_GT(to, from);
+			char *d = rte_pktmbuf_append(m, uint16_t(to - from));
+			ASSERT_NE(d, nullptr);
+			memcpy(d, &frame[from], to - from);
+			if (head == nullptr)
+				head = m;
+			else
+				ASSERT_EQ(rte_pktmbuf_chain(head, m), 0);
+			from = to;
+		}
+		ASSERT_EQ(head->nb_segs, cuts.size() + 1);
+		ASSERT_EQ(rte_ring_enqueue(p.rx, head), 0);
+	}
+
 	/* Run every worker until the RX rings are empty (and a few more rounds, for
 	 * hand-offs), then flush TX. */
 	void run(int rounds = 3)
@@ -332,6 +356,153 @@ TEST_F(Pipeline, JumboFrameInChainedMbufsIsForwardedWhole)
 	EXPECT_EQ(c.cls_pkts[SGW_CLASS_TCP], 1u);
 	EXPECT_EQ(c.cls_bytes[SGW_CLASS_TCP], frame.size());
 	EXPECT_EQ(rule_pkts(0), 1u);
+}
+
+/*
+ * Issue 11, defect 3: headers that run past the first segment of a chained
+ * mbuf are read across segments. The frame of the report: a valid 250-byte
+ * hop-by-hop option in a 2,082-byte IPv6/TCP frame, cut inside the chain (and
+ * inside the fixed IPv6 header, the TCP header, its options; and in three).
+ */
+TEST_F(Pipeline, Ip6ExtensionChainAcrossSegmentsIsForwarded)
+{
+	start(ports_yaml() + "rules:\n  - {name: web, match: {proto: [tcp], dst_ports: [80]}, "
+	      "action: count}\n");
+	Frame f;
+	f.ip_ver = 6;
+	f.src = "2001:db8::10";
+	f.dst = "2001:db8:1::5";
+	f.payload = 1740;
+	ASSERT_EQ(sgwtest::with_ip6_hbh(sgwtest::build(f), 250).size(), 2082u);
+	/* hop-by-hop at 54..310, TCP at 310..342 (options from 330) */
+	const std::vector<std::vector<size_t>> cuts = {
+		{154}, {40}, {300}, {320}, {335}, {60, 200}};
+	std::vector<Bytes> sent;
+	/* Each split frame followed by a whole one of the same flow: order is kept. */
+	for (size_t k = 0; k < cuts.size(); k++) {
+		f.seq = uint32_t(1000 + 2 * k);
+		sent.push_back(sgwtest::with_ip6_hbh(sgwtest::build(f), 250));
+		send_segs(a, sent.back(), cuts[k]);
+		f.seq++;
+		f.payload = 1000; /* in one 2 KB mbuf */
+		sent.push_back(sgwtest::with_ip6_hbh(sgwtest::build(f), 250));
+		send(a, sent.back());
+		f.payload = 1740;
+	}
+	/* A 1,000-byte option: a chain of 1,008 bytes, cut past the first 512. */
+	f.payload = 900;
+	sent.push_back(sgwtest::with_ip6_hbh(sgwtest::build(f), 1000));
+	send_segs(a, sent.back(), {600});
+	run();
+	auto out = recv(b);
+	ASSERT_EQ(out.size(), sent.size());
+	for (size_t k = 0; k < sent.size(); k++)
+		EXPECT_EQ(out[k], sent[k]) << "frame " << k;
+	sgw_counters c = sum();
+	EXPECT_EQ(c.cls_pkts[SGW_CLASS_TCP], sent.size());
+	EXPECT_EQ(c.cls_pkts[SGW_CLASS_MALFORMED], 0u);
+	EXPECT_EQ(c.malformed[SGW_PR_IP6_EXT_TRUNC], 0u);
+	EXPECT_EQ(c.flows_created, 1u);
+	EXPECT_EQ(rule_pkts(0), sent.size());
+}
+
+/* The same for IPv4 options and TCP options cut across segments. */
+TEST_F(Pipeline, Ip4AndTcpOptionsAcrossSegmentsAreForwarded)
+{
+	start(ports_yaml() + "rules:\n  - {name: web, match: {proto: [tcp], dst_ports: [80]}, "
+	      "action: count}\n");
+	Frame f;
+	f.payload = 1400;
+	Bytes plain = sgwtest::build(f); /* TCP at 34..66, options from 54 */
+	Bytes opts = sgwtest::with_ip4_options(plain, 40); /* options 34..74, TCP 74..106 */
+	send_segs(a, plain, {40});  /* in the TCP header */
+	send_segs(a, plain, {60});  /* in the TCP options */
+	send_segs(a, opts, {30});   /* in the fixed IPv4 header */
+	send_segs(a, opts, {50});   /* in the IPv4 options */
+	send_segs(a, opts, {100});  /* in the TCP options after them */
+	run();
+	auto out = recv(b);
+	ASSERT_EQ(out.size(), 5u);
+	EXPECT_EQ(out[0], plain);
+	EXPECT_EQ(out[1], plain);
+	EXPECT_EQ(out[2], opts);
+	EXPECT_EQ(out[3], opts);
+	EXPECT_EQ(out[4], opts);
+	sgw_counters c = sum();
+	EXPECT_EQ(c.cls_pkts[SGW_CLASS_TCP], 5u);
+	EXPECT_EQ(c.cls_pkts[SGW_CLASS_MALFORMED], 0u);
+	EXPECT_EQ(rule_pkts(0), 5u);
+}
+
+/*
+ * ESP-in-UDP cut one byte into the UDP payload, that byte 0xff: not a
+ * NAT-keepalive (that is a 1-byte datagram), ESP with SPI 0xff000001.
+ */
+TEST_F(Pipeline, EspInUdpAcrossSegmentsIsEsp)
+{
+	start(ports_yaml());
+	Frame f;
+	f.proto = 50;
+	f.esp_in_udp = true;
+	f.spi = 0xff000001;
+	f.payload = 1000;
+	Bytes frame = sgwtest::build(f); /* UDP at 34, ESP at 42 */
+	send_segs(a, frame, {43});
+	send_segs(a, frame, {45});
+	run();
+	auto out = recv(b);
+	ASSERT_EQ(out.size(), 2u);
+	EXPECT_EQ(out[0], frame);
+	EXPECT_EQ(out[1], frame);
+	sgw_counters c = sum();
+	EXPECT_EQ(c.cls_pkts[SGW_CLASS_ESP], 2u);
+	EXPECT_EQ(c.cls_pkts[SGW_CLASS_UDP], 0u);
+	EXPECT_EQ(c.cls_pkts[SGW_CLASS_MALFORMED], 0u);
+}
+
+/* Real truncations in chained mbufs keep their reason. */
+TEST_F(Pipeline, TruncatedHeadersAcrossSegmentsKeepTheirReason)
+{
+	start(ports_yaml());
+	Frame f;
+	f.ip_ver = 6;
+	f.src = "2001:db8::10";
+	f.dst = "2001:db8:1::5";
+	f.payload = 1740;
+	Bytes full = sgwtest::with_ip6_hbh(sgwtest::build(f), 250);
+	/* The payload length ends inside the 256-byte hop-by-hop header. */
+	Bytes ext_cut(full.begin(), full.begin() + 14 + 40 + 200);
+	ext_cut[18] = 0;
+	ext_cut[19] = 200;
+	/* ... inside the TCP header (10 of its 32 bytes). */
+	Bytes tcp_cut(full.begin(), full.begin() + 14 + 40 + 256 + 10);
+	tcp_cut[18] = 1;
+	tcp_cut[19] = 10;
+	/* IPv4: TCP data offset 15 (60 bytes) past the 40 bytes of IP payload. */
+	Frame f4;
+	Bytes doff = sgwtest::build(f4);
+	doff.resize(14 + 20 + 40, 0);
+	doff[16] = 0;
+	doff[17] = 60;
+	doff[14 + 20 + 12] = 0xf0;
+	/* A 1,008-byte hop-by-hop header in a 754-byte frame: past both reads. */
+	f.payload = 900;
+	Bytes long_cut = sgwtest::with_ip6_hbh(sgwtest::build(f), 1000);
+	long_cut.resize(14 + 40 + 700);
+	long_cut[18] = 700 >> 8;
+	long_cut[19] = 700 & 0xff;
+	send_segs(a, ext_cut, {154});
+	send_segs(a, tcp_cut, {154});
+	send_segs(a, doff, {40});
+	send_segs(a, long_cut, {154});
+	run();
+	EXPECT_EQ(recv(b).size(), 0u);
+	sgw_counters c = sum();
+	EXPECT_EQ(c.malformed[SGW_PR_IP6_EXT_TRUNC], 2u);
+	EXPECT_EQ(c.malformed[SGW_PR_TCP_TRUNC], 1u);
+	EXPECT_EQ(c.malformed[SGW_PR_TCP_BAD_DOFF], 1u);
+	EXPECT_EQ(c.drop[SGW_DROP_MALFORMED], 4u);
+	EXPECT_EQ(c.cls_pkts[SGW_CLASS_MALFORMED], 4u);
 }
 
 TEST_F(Pipeline, ClassesOfAMixedBurst)

@@ -1817,3 +1817,59 @@ TEST(ParseSegmented, ClassifyBurstUsesFrameLengths)
 	sgw_classify_burst_seg(nullptr, data, len, nullptr, 2, info, &cls);
 	EXPECT_EQ(cls.n[SGW_CLASS_MALFORMED], 2);
 }
+
+// ESP-in-UDP cut inside its first 8 bytes, the datagram going on in later
+// segments: too few bytes to tell keepalive, IKE and ESP apart, so a
+// truncation (the worker then parses a copy read across segments), never a
+// NAT-keepalive because the one byte seen is 0xff.
+TEST(ParseSegmented, EspInUdpCutBeforeItsEightBytesIsTruncated)
+{
+	Ip4 h;
+	h.proto = 17;
+	Bytes f = eth(0x0800, ip4(h, udp(4500, 4500, esp(0xff000001, 1, Bytes(1000, 3)))));
+	sgw_pkt_info info;
+
+	for (size_t contig = 42; contig < 50; contig++) {
+		EXPECT_EQ(parse_seg(f, contig, f.size(), &info), SGW_PR_ESP_TRUNC) << contig;
+		EXPECT_EQ(info.cls, SGW_CLASS_MALFORMED) << contig;
+	}
+	ASSERT_EQ(parse_seg(f, 50, f.size(), &info), SGW_PR_OK);
+	EXPECT_EQ(info.cls, SGW_CLASS_ESP);
+	EXPECT_EQ(info.esp_spi, 0xff000001u);
+	ASSERT_EQ(parse_seg(f, f.size(), f.size(), &info), SGW_PR_OK);
+	EXPECT_EQ(info.cls, SGW_CLASS_ESP);
+	// A real keepalive, all of it given, is still one.
+	Bytes k = eth(0x0800, ip4(h, udp(4500, 4500, {0xff})));
+	ASSERT_EQ(parse_seg(k, k.size(), k.size(), &info), SGW_PR_OK);
+	EXPECT_EQ(info.cls, SGW_CLASS_UDP);
+	EXPECT_EQ(parse_seg(k, k.size() - 1, k.size(), &info), SGW_PR_ESP_TRUNC);
+}
+
+// SGW_PARSE_HDR_MAX is the longest walk there is: two VLAN tags, IPv6, eight
+// extension headers of 2,048 bytes, TCP with 40 bytes of options. Given that
+// many bytes the parse succeeds; one fewer and it stops short.
+TEST(ParseSegmented, HdrMaxIsTheLongestHeaderWalk)
+{
+	Bytes chain;
+	for (int k = 0; k < SGW_IP6_MAX_EXT; k++) {
+		Bytes e = ext6(k == SGW_IP6_MAX_EXT - 1 ? 6 : 60, 2048);
+		chain.insert(chain.end(), e.begin(), e.end());
+	}
+	Tcp t;
+	t.opts = cat({syn_opts(), Bytes(20, 1)});
+	t.payload.assign(100, 0x42);
+	ASSERT_EQ(t.opts.size(), 40u);
+	Ip6 h;
+	h.nh = 60;
+	Bytes f = eth(0x86dd, ip6(h, cat({chain, tcp(t)})), {{0x88a8, 1}, {0x8100, 2}});
+	sgw_pkt_info info;
+
+	ASSERT_EQ(f.size(), size_t(SGW_PARSE_HDR_MAX) + 100);
+	ASSERT_EQ(parse_seg(f, SGW_PARSE_HDR_MAX, f.size(), &info), SGW_PR_OK);
+	EXPECT_EQ(info.cls, SGW_CLASS_TCP);
+	EXPECT_EQ(info.payload_off, SGW_PARSE_HDR_MAX);
+	EXPECT_EQ(info.sport, t.sport);
+	EXPECT_EQ(parse_seg(f, SGW_PARSE_HDR_MAX - 1, f.size(), &info), SGW_PR_TCP_BAD_DOFF);
+	EXPECT_EQ(parse_seg(f, SGW_PARSE_HDR_MAX - 41, f.size(), &info), SGW_PR_TCP_TRUNC);
+	EXPECT_EQ(parse_seg(f, SGW_PARSE_HDR_MAX - 61, f.size(), &info), SGW_PR_IP6_EXT_TRUNC);
+}
