@@ -2646,56 +2646,154 @@ frame_push_kid(struct ld *ld, struct frame *f, struct ynode *kid)
 	return true;
 }
 
-/* A libyaml error as "YAML syntax error: ..." at its problem mark. */
+/*
+ * Where libyaml's marks are. They count characters, not bytes, from after a
+ * UTF-8 byte order mark, and a line ends at LF, CR, CR LF, NEL, LS or PS;
+ * reader errors (bad UTF-8) carry a byte offset instead. These convert.
+ */
+static bool
+utf8_cont(char c)
+{
+	return ((unsigned char)c & 0xC0) == 0x80;
+}
+
+static size_t
+bom_len(const struct ld *ld)
+{
+	return ld->len >= 3 && memcmp(ld->buf, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+}
+
+/* The length of the line break at byte i, 0 if there is none. */
+static size_t
+break_len(const struct ld *ld, size_t i)
+{
+	const unsigned char *b = (const unsigned char *)ld->buf;
+
+	if (b[i] == '\n')
+		return 1;
+	if (b[i] == '\r')
+		return i + 1 < ld->len && b[i + 1] == '\n' ? 2 : 1;
+	if (b[i] == 0xC2 && i + 1 < ld->len && b[i + 1] == 0x85)
+		return 2;
+	if (b[i] == 0xE2 && i + 2 < ld->len && b[i + 1] == 0x80 &&
+	    (b[i + 2] == 0xA8 || b[i + 2] == 0xA9))
+		return 3;
+	return 0;
+}
+
+/* The 1-based line and column of the byte at offset at. */
+static void
+byte_mark(const struct ld *ld, size_t at, uint32_t *line, uint32_t *col)
+{
+	size_t i = bom_len(ld), brk;
+
+	*line = 1;
+	*col = 1;
+	while (i < at && i < ld->len) {
+		brk = break_len(ld, i);
+		if (brk != 0) {
+			(*line)++;
+			*col = 1;
+			i += brk;
+			continue;
+		}
+		if (!utf8_cont(ld->buf[i]))
+			(*col)++;
+		i++;
+	}
+}
+
+/* The byte offset of libyaml's character index idx. */
+static size_t
+char_offset(const struct ld *ld, size_t idx)
+{
+	size_t i, n = 0;
+
+	for (i = bom_len(ld); i < ld->len; i++) {
+		if (utf8_cont(ld->buf[i]))
+			continue;
+		if (n++ == idx)
+			return i;
+	}
+	return ld->len;
+}
+
+/* The number of spaces that indent the line holding byte at. */
+static size_t
+line_indent(const struct ld *ld, size_t at)
+{
+	size_t s = at, n = 0;
+
+	while (s > bom_len(ld) && ld->buf[s - 1] != '\n' && ld->buf[s - 1] != '\r')
+		s--;
+	while (s + n < ld->len && ld->buf[s + n] == ' ')
+		n++;
+	return n;
+}
+
+/*
+ * libyaml notices some mistakes only later, at its problem mark, and names
+ * where the construct it was reading began, its context mark. Report the
+ * context mark when that is where the operator has to look:
+ * - a simple key without ':' ('action:drop', no space after the colon): it
+ *   is noticed at the next token, on a later line;
+ * - an unclosed quote: noticed at the end of the file (or at a '---');
+ * - an unclosed '[' or '{': noticed on a later line; when that line is back
+ *   at the indentation of the line that opened the bracket (the next key,
+ *   the end of the file), the bracket was never closed. Inside a flow written
+ *   over several lines (a missing ',') the problem mark is the nearer one.
+ * Elsewhere the problem mark is the mistake itself (a tab, a bad escape, a
+ * badly indented key) and the context can be far above it.
+ */
+static bool
+at_context(const struct ld *ld, const yaml_parser_t *yp)
+{
+	const char *ctx = yp->context, *pb = yp->problem != NULL ? yp->problem : "";
+
+	if (ctx == NULL)
+		return false;
+	if (strstr(ctx, "simple key") != NULL)
+		return true;
+	if (strstr(ctx, "quoted scalar") != NULL)
+		return strstr(pb, "end of stream") != NULL ||
+			strstr(pb, "document indicator") != NULL;
+	if (strstr(ctx, "flow") != NULL && yp->context_mark.line < yp->problem_mark.line)
+		return line_indent(ld, char_offset(ld, yp->problem_mark.index)) <=
+			line_indent(ld, char_offset(ld, yp->context_mark.index));
+	return false;
+}
+
+/* A libyaml error as "YAML syntax error: ..." where the operator has to look. */
 static void
 syntax_error(struct ld *ld, const yaml_parser_t *yp)
 {
-	uint32_t line = (uint32_t)yp->problem_mark.line + 1;
-	uint32_t col = (uint32_t)yp->problem_mark.column + 1;
-	size_t at = yp->problem_mark.index;
+	const yaml_mark_t *m = at_context(ld, yp) ? &yp->context_mark : &yp->problem_mark;
+	uint32_t line = (uint32_t)m->line + 1;
+	uint32_t col = (uint32_t)m->column + 1;
 	const char *hint = "";
+	size_t at;
 
 	if (yp->error == YAML_MEMORY_ERROR) {
 		oom(ld);
 		return;
 	}
 	if (yp->error == YAML_READER_ERROR) {
-		/* Reader errors (bad UTF-8, NUL) carry a byte offset, not a mark. */
-		size_t i;
-
+		/*
+		 * Bad UTF-8 or a control character, at a byte offset. A trailing
+		 * byte that is wrong is reported at the character it should end.
+		 */
 		at = yp->problem_offset;
-		line = 1;
-		col = 1;
-		/* Columns count characters, as libyaml's marks do: a UTF-8
-		 * continuation byte does not start a column. */
-		for (i = 0; i < at && i < ld->len; i++) {
-			if (ld->buf[i] == '\n') {
-				line++;
-				col = 1;
-			} else if (((unsigned char)ld->buf[i] & 0xC0) != 0x80) {
-				col++;
-			}
+		if (yp->problem != NULL && strstr(yp->problem, "trailing") != NULL) {
+			while (at > 0 && at - 1 < ld->len && utf8_cont(ld->buf[at - 1]))
+				at--;
+			if (at > 0)
+				at--;
 		}
+		byte_mark(ld, at, &line, &col);
 		err_at(ld, line, col, "cannot read the file as UTF-8 text: %s", yp->problem);
 		return;
 	}
-	/*
-	 * libyaml finds some mistakes only on a later line: 'action:drop' (no
-	 * space after the colon) is a plain scalar where a key was expected, and
-	 * the missing ':' is noticed where the next line begins; an unclosed
-	 * '[' or '{' is noticed at the next key. The context mark is where that
-	 * key or that list began: report it, since that is where the operator
-	 * has to look. (Other contexts, such as the plain scalar before a tab,
-	 * point away from the mistake: the problem mark stays.)
-	 */
-	if (yp->context != NULL && yp->context_mark.line < yp->problem_mark.line &&
-	    (strstr(yp->context, "simple key") != NULL ||
-	     strstr(yp->context, "flow") != NULL)) {
-		line = (uint32_t)yp->context_mark.line + 1;
-		col = (uint32_t)yp->context_mark.column + 1;
-		at = yp->context_mark.index;
-	}
-	/* Byte index equals character index for ASCII, which covers these hints. */
+	at = char_offset(ld, m->index);
 	if (at < ld->len && ld->buf[at] == '\t')
 		hint = ": YAML indents with spaces, not tabs";
 	else if (at + 1 < ld->len && ld->buf[at] == ':' && ld->buf[at + 1] == ':')

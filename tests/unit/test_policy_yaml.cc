@@ -682,6 +682,49 @@ TEST(PolicyYaml, InvalidUtf8)
 	EXPECT_NE(std::string(l.errs.e[0].msg).find("UTF-8"), std::string::npos);
 }
 
+/*
+ * A byte that is not UTF-8 is reported at the line and column libyaml would
+ * give it: a byte order mark takes no column, and CR, CR LF and NEL end
+ * lines as LF does (the corpus cannot hold these: its headers are LF lines).
+ */
+TEST(PolicyYaml, InvalidUtf8PositionCountsLikeLibyaml)
+{
+	const struct {
+		std::string text;
+		uint32_t line, col;
+	} cases[] = {
+		{ "\xEF\xBB\xBFversion: \xff\n", 1, 10 },
+		{ "version: 1\rrole: hub\rports: \xff\r", 3, 8 },
+		{ "version: 1\r\nrole: hub\r\nports: \xff\r\n", 3, 8 },
+		{ "version: 1\xC2\x85role: \xff\n", 2, 7 },
+	};
+
+	for (const auto &c : cases) {
+		Loaded l("bin.yaml", c.text);
+
+		SCOPED_TRACE(errors_text(l.errs));
+		ASSERT_EQ(l.rc, -1);
+		ASSERT_EQ(l.errs.n, 1u);
+		EXPECT_EQ(l.errs.e[0].line, c.line);
+		EXPECT_EQ(l.errs.e[0].col, c.col);
+		EXPECT_NE(std::string(l.errs.e[0].msg).find("UTF-8"), std::string::npos);
+	}
+}
+
+/* After a byte order mark, libyaml's marks are not byte offsets: the tab hint is still found. */
+TEST(PolicyYaml, TabHintAfterByteOrderMark)
+{
+	Loaded l("bom.yaml", "\xEF\xBB\xBFversion: 1\nrole: hub\nports:\n  - name: a\n\tdevice: b\n");
+
+	ASSERT_EQ(l.rc, -1);
+	ASSERT_EQ(l.errs.n, 1u) << errors_text(l.errs);
+	EXPECT_EQ(l.errs.e[0].line, 5u);
+	EXPECT_EQ(l.errs.e[0].col, 1u);
+	EXPECT_NE(std::string(l.errs.e[0].msg).find("YAML indents with spaces, not tabs"),
+		  std::string::npos)
+		<< l.errs.e[0].msg;
+}
+
 TEST(PolicyYaml, DeepNestingIsRefused)
 {
 	std::string text = "version: 1\nrole: hub\nports: " + std::string(200, '[') +
