@@ -508,17 +508,22 @@ load_link_dir(struct ld *ld, const struct ynode *key, const struct ynode *v,
 		ERR(ld, key, "link %s: %s", dname, why);
 }
 
-/* link: required for role emulator, refused for the others. */
+/*
+ * link: required for role emulator, refused for the others. The emulator's
+ * own section: it first checks that the rest of the policy fits an emulator.
+ */
 void
-load_link(struct ld *ld, const struct ynode *root, const struct ynode *key,
-	  const struct ynode *v, bool role_known)
+load_link(struct ld *ld, const struct ynode *key, const struct ynode *v)
 {
 	const struct ynode *vals[NKEYS(link_keys)], *keys[NKEYS(link_keys)];
 	const struct ynode *from[2], *to[2];
 	struct sgw_emulator_conf *emu = &ld->p->emu;
 	const struct sgw_port_conf *ports = ld->p->ports;
+	bool role_known = ld->role_known;
 	int d;
 
+	if (role_known && ld->p->role == SGW_ROLE_EMULATOR)
+		check_emulator_sections(ld);
 	if (role_known && ld->p->role != SGW_ROLE_EMULATOR) {
 		if (key != NULL)
 			ERR(ld, key, "'link' is only used by role emulator (this policy's role "
@@ -527,7 +532,7 @@ load_link(struct ld *ld, const struct ynode *root, const struct ynode *key,
 	}
 	if (v == NULL) {
 		if (role_known)
-			ERR(ld, root, "missing required key 'link' in the policy (top level): "
+			ERR(ld, ld->root, "missing required key 'link' in the policy (top level): "
 			    "role emulator needs it");
 		return;
 	}

@@ -74,6 +74,10 @@ struct ld {
 	struct arena arena;
 	bool oom;
 	struct ntab ports, nhops, terms;
+	/* Set by the root while its sections load (policy_yaml.c). */
+	const struct ynode *root;
+	const struct ynode *const *top_vals, *const *top_keys;  /* by section */
+	bool role_known;   /* p->role was given and valid */
 };
 
 /* An error at line:col (1-based; 0:0 for the file as a whole). */
@@ -200,7 +204,20 @@ const struct ynode *get_map(struct ld *ld, const struct ynode *v, const char *ke
 /* Each entry of a list section must be a mapping. */
 bool entry_is_map(struct ld *ld, const struct ynode *v, const char *section);
 
-/* ---------------------------------------------- what section files share */
+/* ------------------------------------------------------------- sections */
+
+/*
+ * A top-level section's loader: key and v are its key and value in the
+ * policy, NULL when it has none. A section is one row of the table in
+ * policy_yaml.c; they load in the table's order.
+ */
+typedef void section_load_fn(struct ld *ld, const struct ynode *key, const struct ynode *v);
+
+/* The value of the top-level key, or NULL: for a section that depends on another. */
+const struct ynode *section_value(const struct ld *ld, const char *key);
+/* Role emulator: refuse the sections it does not use, and ports other than two. */
+void check_emulator_sections(struct ld *ld);
+
 
 /* policy_ports.c: ports, next_hops, terminals, rules, limits, workers, protocols. */
 struct proto_name {
@@ -212,22 +229,15 @@ struct proto_name {
 extern const struct proto_name proto_names[N_PROTO_NAMES];
 extern const struct keyset limits_keyset, workers_keyset;
 
-void load_ports(struct ld *ld, const struct ynode *v);
-void load_next_hops(struct ld *ld, const struct ynode *v);
-void load_terminals(struct ld *ld, const struct ynode *v);
-/* has_satlink: the policy has a satlink section (a rule may then name a service). */
-void load_rules(struct ld *ld, const struct ynode *v, bool has_satlink);
-void load_limits(struct ld *ld, const struct ynode *v);
-void load_workers(struct ld *ld, const struct ynode *v);
-void load_protocols(struct ld *ld, const struct ynode *v);
+section_load_fn load_ports, load_next_hops, load_terminals, load_rules, load_limits,
+	load_workers, load_protocols;
 
 /* policy_link.c: link (role emulator). */
 extern const struct keyset link_keyset;
 
 /* "270", "0.5", "12.000001": ns as a decimal in units of 10^k ns, exactly. */
 void units_text(char *buf, size_t len, uint64_t ns, int k);
-void load_link(struct ld *ld, const struct ynode *root, const struct ynode *key,
-	       const struct ynode *v, bool role_known);
+section_load_fn load_link;
 
 /* policy_satlink.c: satlink (roles hub and terminal). */
 
@@ -236,7 +246,6 @@ void load_link(struct ld *ld, const struct ynode *root, const struct ynode *key,
 extern const char *const sl_service_names[N_SL_SERVICES];
 extern const struct keyset satlink_keyset;
 
-void load_satlink(struct ld *ld, const struct ynode *key, const struct ynode *v,
-		  bool role_known);
+section_load_fn load_satlink;
 
 #endif /* SGW_POLICY_LOAD_H */

@@ -68,7 +68,7 @@ collect_names(struct ld *ld, const struct list *l)
 }
 
 void
-load_ports(struct ld *ld, const struct ynode *v)
+load_ports(struct ld *ld, const struct ynode *key, const struct ynode *v)
 {
 	struct sgw_policy *p = ld->p;
 	const struct ynode *vals[NKEYS(port_keys)], *keys[NKEYS(port_keys)];
@@ -181,7 +181,7 @@ static const struct keyspec nh_keys[] = {
 };
 
 void
-load_next_hops(struct ld *ld, const struct ynode *v)
+load_next_hops(struct ld *ld, const struct ynode *key, const struct ynode *v)
 {
 	struct sgw_policy *p = ld->p;
 	const struct ynode *vals[NKEYS(nh_keys)], *keys[NKEYS(nh_keys)];
@@ -340,7 +340,7 @@ check_ids(struct ld *ld, struct id_rec *r, size_t n, const struct ynode *const *
 }
 
 void
-load_terminals(struct ld *ld, const struct ynode *v)
+load_terminals(struct ld *ld, const struct ynode *key, const struct ynode *v)
 {
 	struct sgw_policy *p = ld->p;
 	const struct ynode *vals[NKEYS(term_keys)], *keys[NKEYS(term_keys)];
@@ -583,8 +583,11 @@ load_match(struct ld *ld, const struct ynode *m, struct sgw_rule *r)
 }
 
 void
-load_rules(struct ld *ld, const struct ynode *v, bool has_satlink)
+load_rules(struct ld *ld, const struct ynode *key, const struct ynode *v)
 {
+	/* A rule may name a satlink service when the policy has a satlink section. */
+	const struct ynode *slv = section_value(ld, "satlink");
+	bool has_satlink = slv != NULL && slv->kind != YN_BAD && !is_null(slv);
 	struct sgw_policy *p = ld->p;
 	const struct ynode *vals[NKEYS(rule_keys)], *keys[NKEYS(rule_keys)];
 	const struct ynode **names;
@@ -689,7 +692,7 @@ const struct keyset limits_keyset = { limit_keys, NKEYS(limit_keys) };
 const struct keyset workers_keyset = { worker_keys, NKEYS(worker_keys) };
 
 void
-load_limits(struct ld *ld, const struct ynode *v)
+load_limits(struct ld *ld, const struct ynode *key, const struct ynode *v)
 {
 	const struct ynode *vals[NKEYS(limit_keys)], *keys[NKEYS(limit_keys)];
 	struct sgw_limits *lim = &ld->p->limits;
@@ -720,7 +723,7 @@ load_limits(struct ld *ld, const struct ynode *v)
 }
 
 void
-load_workers(struct ld *ld, const struct ynode *v)
+load_workers(struct ld *ld, const struct ynode *key, const struct ynode *v)
 {
 	const struct ynode *vals[NKEYS(worker_keys)], *keys[NKEYS(worker_keys)];
 	struct sgw_workers_conf *w = &ld->p->workers;
@@ -752,7 +755,7 @@ proto_taken(uint32_t x)
 }
 
 void
-load_protocols(struct ld *ld, const struct ynode *v)
+load_protocols(struct ld *ld, const struct ynode *key, const struct ynode *v)
 {
 	const struct ynode *vals[NKEYS(proto_keys)], *keys[NKEYS(proto_keys)];
 	struct sgw_policy *p = ld->p;

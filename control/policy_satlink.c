@@ -141,7 +141,7 @@ satlink_check_keys(struct ld *ld, const struct ynode *v, const char *path, bool 
 
 /* satlink: optional for roles hub and terminal, refused for emulator. */
 void
-load_satlink(struct ld *ld, const struct ynode *key, const struct ynode *v, bool role_known)
+load_satlink(struct ld *ld, const struct ynode *key, const struct ynode *v)
 {
 	const struct ynode *vals[NKEYS(satlink_keys)], *keys[NKEYS(satlink_keys)];
 	struct sgw_policy *p = ld->p;
@@ -151,6 +151,7 @@ load_satlink(struct ld *ld, const struct ynode *key, const struct ynode *v, bool
 	int64_t term = -1, idx;
 	uint8_t mac[6];
 	unsigned int en;
+	bool role_known = ld->role_known;
 	uint32_t x, i;
 
 	if (v == NULL || is_null(v))

@@ -286,8 +286,8 @@ parse_uint(const char *s, size_t n, uint64_t *out)
 /*
  * Sort a mapping's pairs into vals[] (by keyspec index): unknown keys (with a
  * "did you mean") and duplicate keys are reported here. keys[] gets the key
- * nodes, for "first at line" messages. hint(name) may add where a key that is
- * unknown here belongs.
+ * nodes, for "first at line" messages. At the top, subsection_of() may add
+ * where a key that is unknown here belongs.
  */
 static const char *subsection_of(const struct ynode *key);
 
@@ -820,84 +820,134 @@ get_range(struct ld *ld, const struct ynode *v, const char *key, const char *wha
 
 /* ----------------------------------------------------------------- root */
 
-enum {
-	TK_VERSION, TK_ROLE, TK_PORTS, TK_NEXT_HOPS, TK_TERMINALS, TK_RULES,
-	TK_LIMITS, TK_WORKERS, TK_PROTOCOLS, TK_MALFORMED, TK_DEFAULT_ACTION, TK_LINK,
-	TK_SATLINK,
-};
-static const struct keyspec top_keys[] = {
-	[TK_VERSION] = { "version", true },
-	[TK_ROLE] = { "role", true },
-	[TK_PORTS] = { "ports", true },
-	[TK_NEXT_HOPS] = { "next_hops", false },
-	[TK_TERMINALS] = { "terminals", false },
-	[TK_RULES] = { "rules", false },
-	[TK_LIMITS] = { "limits", false },
-	[TK_WORKERS] = { "workers", false },
-	[TK_PROTOCOLS] = { "protocols", false },
-	[TK_MALFORMED] = { "malformed", false },
-	[TK_DEFAULT_ACTION] = { "default_action", false },
-	[TK_LINK] = { "link", false },   /* required for role emulator only */
-	[TK_SATLINK] = { "satlink", false }, /* roles hub and terminal only */
+static const char *const role_names[] = { "hub", "terminal", "emulator" };
+static const char *const malformed_names[] = { "drop", "forward" };
+static const char *const default_action_names[] = { "forward", "drop" };
+
+static void
+load_version(struct ld *ld, const struct ynode *key, const struct ynode *v)
+{
+	uint64_t x64;
+
+	if (v && want_scalar(ld, v, "version", "1") &&
+	    (parse_uint(v->u.s, v->n, &x64) != 0 || x64 != 1))
+		ERR(ld, v, "unsupported policy version %.*s: this satgw reads version 1",
+		    SHOW_MAX, v->u.s);
+}
+
+static void
+load_role(struct ld *ld, const struct ynode *key, const struct ynode *v)
+{
+	unsigned int en;
+
+	if (v && get_enum(ld, v, "role", role_names, 3, &en)) {
+		ld->p->role = (enum sgw_role)en;
+		ld->role_known = true;
+	}
+}
+
+static void
+load_malformed(struct ld *ld, const struct ynode *key, const struct ynode *v)
+{
+	unsigned int en;
+
+	if (v && get_enum(ld, v, "malformed", malformed_names, 2, &en))
+		ld->p->malformed = (enum sgw_malformed_policy)en;
+}
+
+static void
+load_default_action(struct ld *ld, const struct ynode *key, const struct ynode *v)
+{
+	unsigned int en;
+
+	if (v && get_enum(ld, v, "default_action", default_action_names, 2, &en))
+		ld->p->default_action = en == 0 ? SGW_ACT_FORWARD : SGW_ACT_DROP;
+}
+
+/*
+ * The top-level sections, in the schema's order: missing keys are reported
+ * and sections loaded in this order (a section may use what an earlier one
+ * resolved: ports before next_hops, terminals before rules). A new section
+ * is its file, with its loader, and one row here.
+ */
+struct section {
+	const char *key;
+	bool required;
+	bool emulator_unused;        /* role emulator refuses it unless empty */
+	section_load_fn *load;
+	const struct keyset *hint;   /* its keys that, at the top, belong under it */
 };
 
-/* An emulator joins two ports and forwards every frame through the link model. */
-static void
-check_emulator_sections(struct ld *ld, const struct ynode *const *vals,
-			const struct ynode *const *keys)
+static const struct section sections[] = {
+	{ .key = "version", .required = true, .load = load_version },
+	{ .key = "role", .required = true, .load = load_role },
+	{ .key = "ports", .required = true, .load = load_ports },
+	{ .key = "next_hops", .emulator_unused = true, .load = load_next_hops },
+	{ .key = "terminals", .emulator_unused = true, .load = load_terminals },
+	{ .key = "rules", .emulator_unused = true, .load = load_rules },
+	{ .key = "limits", .load = load_limits, .hint = &limits_keyset },
+	{ .key = "workers", .load = load_workers, .hint = &workers_keyset },
+	{ .key = "protocols", .load = load_protocols },
+	{ .key = "malformed", .load = load_malformed },
+	{ .key = "default_action", .load = load_default_action },
+	/* Required for role emulator only. */
+	{ .key = "link", .load = load_link, .hint = &link_keyset },
+	/* Roles hub and terminal only. */
+	{ .key = "satlink", .load = load_satlink, .hint = &satlink_keyset },
+};
+
+const struct ynode *
+section_value(const struct ld *ld, const char *key)
 {
-	static const unsigned int unused[] = { TK_NEXT_HOPS, TK_TERMINALS, TK_RULES };
-	const struct ynode *ports = vals[TK_PORTS];
+	unsigned int i;
+
+	for (i = 0; i < NKEYS(sections); i++)
+		if (strcmp(sections[i].key, key) == 0)
+			return ld->top_vals[i];
+	return NULL;
+}
+
+/* An emulator joins two ports and forwards every frame through the link model. */
+void
+check_emulator_sections(struct ld *ld)
+{
+	const struct ynode *ports = section_value(ld, "ports");
 	unsigned int i;
 
 	if (ports != NULL && ports->kind == YN_SEQ && ports->n != 2 &&
 	    ports->n <= SGW_MAX_PORTS && ports->n > 0)
 		ERR(ld, ports, "an emulator joins exactly two ports (got %" PRIu32 ")", ports->n);
-	for (i = 0; i < NKEYS(unused); i++) {
-		const struct ynode *v = vals[unused[i]];
+	for (i = 0; i < NKEYS(sections); i++) {
+		const struct ynode *v = ld->top_vals[i];
 
-		if (v != NULL && v->kind != YN_BAD && !is_null(v) &&
-		    !(v->kind == YN_SEQ && v->n == 0))
-			ERR(ld, keys[unused[i]], "'%s' is not used by role emulator (it forwards "
-			    "every frame through the link model)", top_keys[unused[i]].name);
+		if (sections[i].emulator_unused && v != NULL && v->kind != YN_BAD &&
+		    !is_null(v) && !(v->kind == YN_SEQ && v->n == 0))
+			ERR(ld, ld->top_keys[i], "'%s' is not used by role emulator (it forwards "
+			    "every frame through the link model)", sections[i].key);
 	}
 }
-
-static const char *const role_names[] = { "hub", "terminal", "emulator" };
-static const char *const malformed_names[] = { "drop", "forward" };
-static const char *const default_action_names[] = { "forward", "drop" };
 
 /* Top-level key that belongs in a subsection, for a better hint. */
 static const char *
 subsection_of(const struct ynode *key)
 {
-	static const struct {
-		const struct keyset *ks;
-		const char *section;
-	} sub[] = {
-		{ &limits_keyset, "limits" },
-		{ &workers_keyset, "workers" },
-		{ &link_keyset, "link" },
-		{ &satlink_keyset, "satlink" },
-	};
+	const struct keyset *h;
 	unsigned int i, k;
 
-	for (i = 0; i < NKEYS(sub); i++)
-		for (k = 0; k < sub[i].ks->n; k++)
-			if (seq(key, sub[i].ks->k[k].name))
-				return sub[i].section;
+	for (i = 0; i < NKEYS(sections); i++)
+		for (h = sections[i].hint, k = 0; h != NULL && k < h->n; k++)
+			if (seq(key, h->k[k].name))
+				return sections[i].key;
 	return NULL;
 }
 
 static void
 load_root(struct ld *ld, const struct ynode *root)
 {
-	const struct ynode *vals[NKEYS(top_keys)], *keys[NKEYS(top_keys)];
-	struct sgw_policy *p = ld->p;
+	const struct ynode *vals[NKEYS(sections)], *keys[NKEYS(sections)];
+	struct keyspec top_keys[NKEYS(sections)];
 	char sb[SHOW_MAX + 8];
-	bool role_known = false;
-	unsigned int en;
-	uint64_t x64;
+	unsigned int i;
 
 	if (is_null(root)) {
 		ERR(ld, root, "empty policy: expected a mapping with at least 'version', "
@@ -909,38 +959,22 @@ load_root(struct ld *ld, const struct ynode *root)
 		    "'role' (got %s)", show(root, sb, sizeof(sb)));
 		return;
 	}
+	for (i = 0; i < NKEYS(sections); i++) {
+		top_keys[i].name = sections[i].key;
+		top_keys[i].required = sections[i].required;
+	}
 	map_fields(ld, root, "the policy (top level)", top_keys, NKEYS(top_keys), vals, keys,
 		   true);
 	check_required(ld, root, "the policy (top level)", NULL, top_keys, NKEYS(top_keys),
 		       vals);
 
-	if (vals[TK_VERSION] && want_scalar(ld, vals[TK_VERSION], "version", "1") &&
-	    (parse_uint(vals[TK_VERSION]->u.s, vals[TK_VERSION]->n, &x64) != 0 || x64 != 1))
-		ERR(ld, vals[TK_VERSION], "unsupported policy version %.*s: this satgw reads "
-		    "version 1", SHOW_MAX, vals[TK_VERSION]->u.s);
-	if (vals[TK_ROLE] && get_enum(ld, vals[TK_ROLE], "role", role_names, 3, &en)) {
-		p->role = (enum sgw_role)en;
-		role_known = true;
-	}
-	load_ports(ld, vals[TK_PORTS]);
-	load_next_hops(ld, vals[TK_NEXT_HOPS]);
-	load_terminals(ld, vals[TK_TERMINALS]);
-	load_rules(ld, vals[TK_RULES], vals[TK_SATLINK] != NULL &&
-		   vals[TK_SATLINK]->kind != YN_BAD && !is_null(vals[TK_SATLINK]));
-	load_limits(ld, vals[TK_LIMITS]);
-	load_workers(ld, vals[TK_WORKERS]);
-	load_protocols(ld, vals[TK_PROTOCOLS]);
-	if (vals[TK_MALFORMED] &&
-	    get_enum(ld, vals[TK_MALFORMED], "malformed", malformed_names, 2, &en))
-		p->malformed = (enum sgw_malformed_policy)en;
-	if (vals[TK_DEFAULT_ACTION] &&
-	    get_enum(ld, vals[TK_DEFAULT_ACTION], "default_action", default_action_names, 2,
-		     &en))
-		p->default_action = en == 0 ? SGW_ACT_FORWARD : SGW_ACT_DROP;
-	if (role_known && p->role == SGW_ROLE_EMULATOR)
-		check_emulator_sections(ld, vals, keys);
-	load_link(ld, root, keys[TK_LINK], vals[TK_LINK], role_known);
-	load_satlink(ld, keys[TK_SATLINK], vals[TK_SATLINK], role_known);
+	ld->root = root;
+	ld->top_vals = vals;
+	ld->top_keys = keys;
+	for (i = 0; i < NKEYS(sections); i++)
+		sections[i].load(ld, keys[i], vals[i]);
+	ld->top_vals = NULL;
+	ld->top_keys = NULL;
 }
 
 /* ------------------------------------------------------ YAML -> tree */
