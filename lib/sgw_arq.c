@@ -170,7 +170,7 @@ struct sgw_arq {
 	uint8_t rtt_seq_valid;
 	uint8_t have_rtt;
 	uint32_t rtt_seq;         /* last seq sampled */
-	uint64_t behind_ns;       /* since when statuses ack less than snd_una, or NEVER */
+	uint64_t misfit_ns;       /* since when statuses fit no [snd_una, snd_nxt], or NEVER */
 	uint64_t srtt;
 	uint64_t rttvar;
 	uint32_t rto_shift;
@@ -431,7 +431,7 @@ tx_space_init(struct sgw_arq *a)
 	a->rack_valid = 0;
 	a->rtt_seq_valid = 0;
 	a->rto_shift = 0;
-	a->behind_ns = SGW_ARQ_NEVER;
+	a->misfit_ns = SGW_ARQ_NEVER;
 	list_init(&a->inflight);
 	list_init(&a->lost);
 	list_init(&a->spaced);
@@ -1174,20 +1174,27 @@ tx_mark_lost(struct sgw_arq *a, uint32_t i, uint8_t copies)
 }
 
 /*
- * A status whose cumulative ack is below snd_una. The peer's cumulative ack
- * never goes back, so one such status is a late (reordered) one; statuses
- * that stay behind for link_down mean the peer lacks frames that this end
- * was told had arrived and has released (a forged ack, without keys): they
- * can never be sent again, so both ends start over. Returns true then.
+ * A status of the peer's epoch whose cumulative ack is outside [snd_una,
+ * snd_nxt]. The peer's cumulative ack never goes back, so one a little behind
+ * is a late (reordered) status, and one that acks frames never sent is a
+ * forgery. A consistent peer sends a fitting status at least every keepalive
+ * (< link_down), so statuses that stay outside for link_down with none
+ * fitting mean the two ends' sequence spaces have parted (without keys):
+ * - behind: the peer lacks frames that this end was told had arrived (a
+ *   forged ack) and has released; they can never be sent again;
+ * - ahead: the peer took forged DATA frames for ours, and every frame we send
+ *   now reads to it as a duplicate, while its statuses read to us as
+ *   forgeries: both ends would stay link-down for good.
+ * Both ends start over then. Returns true when they do.
  */
 static bool
-status_behind(struct sgw_arq *a)
+status_misfit(struct sgw_arq *a)
 {
-	if (a->behind_ns == SGW_ARQ_NEVER) {
-		a->behind_ns = a->now;
+	if (a->misfit_ns == SGW_ARQ_NEVER) {
+		a->misfit_ns = a->now;
 		return false;
 	}
-	if (a->now - a->behind_ns < a->c.link_down_ns)
+	if (a->now - a->misfit_ns < a->c.link_down_ns)
 		return false;
 	sess_forget(a);
 	return true;
@@ -1211,14 +1218,17 @@ rx_status(struct sgw_arq *a, const struct sgw_satlink_hdr *h, const void *body, 
 	 */
 	fwd = cum - a->snd_una;
 	if (fwd > a->snd_nxt - a->snd_una) {
-		if (a->snd_una - cum > a->tx_mask + 1)
-			return SGW_ARQ_RX_BAD_FRAME;
-		a->st.status_behind++;
-		if (status_behind(a))
+		bool late = a->snd_una - cum <= a->tx_mask + 1;
+
+		if (late)
+			a->st.status_behind++;
+		if (status_misfit(a))
 			return SGW_ARQ_RX_OK;
+		if (!late)
+			return SGW_ARQ_RX_BAD_FRAME;
 		fwd = 0;
 	} else {
-		a->behind_ns = SGW_ARQ_NEVER;
+		a->misfit_ns = SGW_ARQ_NEVER;
 	}
 	sess_heard(a);
 	a->st.status_rx++;

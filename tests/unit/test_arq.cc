@@ -1416,6 +1416,47 @@ TEST(ArqAdversary, ForgedAckOfALostFrameEndsInAResetNotAStall)
 	EXPECT_EQ(f.sim.fail, "");
 }
 
+// Forged DATA frames of A's epoch, at the sequence numbers A sends next,
+// reach B (no keys: B cannot tell them from A's). B's receive space is then
+// ahead of A's send space: every frame A sends reads to B as a duplicate, and
+// B's statuses (acking frames A never sent) read to A as forgeries, so both
+// would stay link-down for good (found by e2e_satlink_adversary). Statuses
+// that fit no [snd_una, snd_nxt] for link_down end it: both start over.
+TEST(ArqAdversary, ForgedDataAheadOfTheSenderEndsInAResetNotAStall)
+{
+	Fixture f;
+	f.Up();
+	Forge g(f);
+	uint64_t t0 = f.sim.now;
+	f.sim.ep[0].traffic = Traffic{true, t0, 5 * kMs, 20, 0.0, 1000, 0, 1};
+	ASSERT_TRUE(f.sim.Settle(30 * kSec)) << f.sim.fail;
+	ASSERT_EQ(f.sim.delivered_rel, 20u);
+	ASSERT_EQ(f.sim.Stats(0).tx_frames, 20u);  // A's next frame is seq 20 (ISN 0)
+	for (uint32_t k = 0; k < 100; k++) {
+		sgw_satlink_hdr h = Forge::Hdr(SGW_SL_DATA, g.ea, g.eb, 20 + k, 100);
+		h.flags = SGW_SL_F_FIRST | SGW_SL_F_LAST;
+		ASSERT_EQ(f.sim.InjectData(1, h), SGW_ARQ_RX_OK) << k;
+	}
+	uint64_t bad_before = f.sim.Stats(0).rx_refused[SGW_ARQ_RX_BAD_FRAME];
+	uint64_t t1 = f.sim.now;
+	f.sim.ep[0].traffic = Traffic{true, t1, 5 * kMs, 20, 0.0, 1000, 0, 1};
+	// Bound: link_down of misfit statuses at A, A's silence for link_down
+	// at B, one handshake.
+	f.sim.RunUntil(t1 + 10 * kSec);
+	EXPECT_GT(f.sim.Stats(0).rx_refused[SGW_ARQ_RX_BAD_FRAME], bad_before);
+	EXPECT_GE(f.sim.Stats(0).peer_lost + f.sim.Stats(1).peer_lost, 1u);
+	EXPECT_EQ(sgw_arq_get_state(f.sim.ep[0].arq), SGW_ARQ_UP);
+	EXPECT_EQ(sgw_arq_get_state(f.sim.ep[1].arq), SGW_ARQ_UP);
+	uint64_t t2 = f.sim.now;
+	uint64_t before = f.sim.delivered_rel;
+	f.sim.ep[0].traffic = Traffic{true, t2, 5 * kMs, 50, 0.0, 1000, 0, 1};
+	ASSERT_TRUE(f.sim.Settle(60 * kSec)) << f.sim.fail;
+	f.sim.CheckComplete();
+	EXPECT_EQ(f.sim.delivered_rel - before, 50u);
+	f.sim.DrainAll();
+	EXPECT_EQ(f.sim.fail, "");
+}
+
 // The forged HELLO lands while the real peer is silent (an outage longer
 // than link_down), so A takes the forger for a restarted B. The forger then
 // says nothing more. When the outage ends the real B, which never restarted,
