@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Crafted packets for the satgw drop-rule and malformed-packet test (scapy).
 
-  craft.py sniff --iface IF --ready FILE --out FILE --seconds S
-      capture on IF for S seconds (or until SIGTERM); touch READY once the
-      capture runs; write the frames to OUT (pcap)
+  craft.py sniff --iface IF --ready FILE --out FILE --seconds S [--until-end]
+      capture on IF for S seconds (or until SIGTERM); write READY once the
+      capture socket is open; write the frames to OUT (pcap). --until-end:
+      stop at the first frame carrying the END marker (craft.py end), which
+      was sent after everything else: every earlier frame that reached IF is
+      then captured; exit 1 if it never came
   craft.py send --iface IF --dst-mac MAC --src IP --dst IP
       send, each with a marker in its bytes:
         telnet     TCP SYN to port 23          (dropped by rule drop-telnet)
@@ -13,6 +16,8 @@
         optlen0    TCP option with length 0    (malformed tcp_bad_option)
         msslen3    TCP MSS option, length 3    (malformed tcp_bad_option)
         valid      a well-formed UDP datagram  (forwarded: the control)
+  craft.py end --iface IF --dst-mac MAC --src IP --dst IP
+      send one well-formed UDP datagram carrying the END marker
   craft.py arp --iface IF --psrc IP --pdst IP
       ARP who-has through satgw; exit 0 if the answer comes back
   craft.py scan PCAP [--ignore-src MAC]
@@ -37,6 +42,7 @@ MARKERS = {
     "msslen3": b"SGWE2E-MSSLEN3",
     "valid": b"SGWE2E-VALID",
 }
+END = b"SGWE2E-END-OF-TEST"   # not a marker: the sniffer's stop signal
 
 
 def frames(a):
@@ -66,21 +72,37 @@ def send(a):
     return 0
 
 
+def end(a):
+    eth = Ether(dst=a.dst_mac, src=a.src_mac) if a.src_mac else Ether(dst=a.dst_mac)
+    sendp(eth / IP(src=a.src, dst=a.dst, ttl=64) / UDP(sport=40005, dport=9) / Raw(END),
+          iface=a.iface)
+    print("sent end")
+    return 0
+
+
 def sniff(a):
     stop = {"flag": False}
     signal.signal(signal.SIGTERM, lambda *x: stop.update(flag=True))
-    s = AsyncSniffer(iface=a.iface, store=True)
+
+    def ready():
+        with open(a.ready, "w") as f:
+            f.write("ready\n")
+
+    kw = {"stop_filter": lambda p: END in bytes(p)} if a.until_end else {}
+    s = AsyncSniffer(iface=a.iface, store=True, started_callback=ready, **kw)
     s.start()
-    time.sleep(0.5)   # the socket is open once start() returns; give it a moment anyway
-    with open(a.ready, "w") as f:
-        f.write("ready\n")
-    end = time.monotonic() + a.seconds
-    while not stop["flag"] and time.monotonic() < end:
+    end_at = time.monotonic() + a.seconds
+    while not stop["flag"] and time.monotonic() < end_at and s.thread.is_alive():
         time.sleep(0.05)
-    pk = s.stop()
+    if s.thread.is_alive():
+        s.stop()
+    else:
+        s.join()
+    pk = s.results or []
     wrpcap(a.out, pk)
-    print("captured %d frames" % len(pk))
-    return 0
+    got_end = any(END in bytes(p) for p in pk)
+    print("captured %d frames%s" % (len(pk), ", up to the end marker" if got_end else ""))
+    return 1 if a.until_end and not got_end else 0
 
 
 def arp(a):
@@ -118,12 +140,19 @@ def main():
     s.add_argument("--ready", required=True)
     s.add_argument("--out", required=True)
     s.add_argument("--seconds", type=float, default=30)
+    s.add_argument("--until-end", action="store_true")
     t = sub.add_parser("send")
     t.add_argument("--iface", required=True)
     t.add_argument("--dst-mac", required=True)
     t.add_argument("--src-mac")
     t.add_argument("--src", required=True)
     t.add_argument("--dst", required=True)
+    e = sub.add_parser("end")
+    e.add_argument("--iface", required=True)
+    e.add_argument("--dst-mac", required=True)
+    e.add_argument("--src-mac")
+    e.add_argument("--src", required=True)
+    e.add_argument("--dst", required=True)
     r = sub.add_parser("arp")
     r.add_argument("--iface", required=True)
     r.add_argument("--psrc", required=True)
@@ -133,7 +162,7 @@ def main():
     c.add_argument("pcap")
     c.add_argument("--ignore-src", help="skip frames from this MAC (the capturing host's own)")
     a = ap.parse_args()
-    return {"sniff": sniff, "send": send, "arp": arp, "scan": scan}[a.mode](a)
+    return {"sniff": sniff, "send": send, "end": end, "arp": arp, "scan": scan}[a.mode](a)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,10 @@
       A (the running one is A): each time B or A is copied over LIVE with an
       atomic rename first. After each reload waits until reloads_ok has
       advanced by one and checks /satgw/config: generation +1 and the rule
-      count of the file just installed. Prints a JSON report; exit 0 if all
-      COUNT reloads were applied in order.
+      count of the file just installed. Prints a JSON report (with satgw's
+      rx_packets before and after the storm, and how many reloads saw packets
+      cross since the one before); exit 0 if all COUNT reloads were applied in
+      order.
   reload.py invalid --prefix P --policy LIVE --bad BAD.yaml
       Installs BAD over LIVE, asks /satgw/reload, prints the answer and the
       generation before and after as JSON; exit 0 if it was rejected (ok 0,
@@ -56,6 +58,7 @@ def storm(a):
     gen0 = cfg0["generation"]
     errors = []
     n_hup = n_tel = 0
+    rx_prev, with_traffic = st0["rx_packets"], 0
     t0 = time.monotonic()
     for i in range(a.count):
         src, nrules = (a.b, a.rules_b) if i % 2 == 0 else (a.a, a.rules_a)
@@ -75,6 +78,8 @@ def storm(a):
                 i + 1, "SIGHUP" if i % 2 == 0 else "telemetry", st["reloads_ok"],
                 ok0 + i + 1, st["reloads_failed"]))
             break
+        with_traffic += st["rx_packets"] > rx_prev
+        rx_prev = st["rx_packets"]
         cfg = t.cmd("/satgw/config")
         if cfg["generation"] != gen0 + i + 1 or cfg["rules"] != nrules:
             errors.append("reload %d: generation %d (want %d), rules %d (want %d)" % (
@@ -89,7 +94,9 @@ def storm(a):
     rep = {"count": a.count, "sighup": n_hup, "telemetry": n_tel, "seconds": round(secs, 3),
            "generation_before": gen0, "generation_after": cfg1["generation"],
            "reloads_ok_before": ok0, "reloads_ok_after": st1["reloads_ok"],
-           "reloads_failed": st1["reloads_failed"], "errors": errors}
+           "reloads_failed": st1["reloads_failed"], "errors": errors,
+           "rx_packets_before": st0["rx_packets"], "rx_packets_after": st1["rx_packets"],
+           "reloads_with_traffic": with_traffic}
     print(json.dumps(rep, sort_keys=True))
     return 0 if not errors and st1["reloads_ok"] - ok0 == a.count else 1
 

@@ -25,9 +25,11 @@ sessions they sum. `a|b` takes the first alternative that exists, `a+b` adds.
       a readable line or two of the counters (demo.sh)
   satlink.py keyfile PATH ID [ID...]
       write a key file (one random AES-256 key per terminal id), mode 0600
-  satlink.py sniff IFACE OUT [--seconds S] [--needles FILE] [--needle-every N]
+  satlink.py sniff IFACE OUT [--seconds S] [--needles FILE] [--needle-every N] [--ready F]
       capture the frames IFACE receives (not those it sends) until SIGTERM or
-      S seconds; write to OUT a JSON summary: frames by EtherType, satlink
+      S seconds (then what the socket holds is read too, so every frame that
+      reached IFACE before the signal counts); --ready: write F once the
+      capture socket is bound; write to OUT a JSON summary: frames by EtherType, satlink
       frames by type and by the ENCRYPTED flag, and how many of the needles
       (32-byte pieces of FILE, one every N bytes) appeared anywhere in the
       captured bytes (the file crossed in clear).
@@ -213,18 +215,28 @@ def cmd_sniff(a):
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
     s.bind((a.iface, 0))
     s.settimeout(0.1)
+    if a.ready:
+        with open(a.ready, "w") as f:
+            f.write("ready\n")
     res = {"iface": a.iface, "frames": 0, "bytes": 0, "by_ethertype": {},
            "satlink": {"frames": 0, "encrypted": 0, "clear": 0, "retx": 0, "datagram": 0,
                        "by_type": {}, "terminal_ids": []}}
     blob = []
     tids = set()
     t_end = time.monotonic() + a.seconds if a.seconds else None
-    while not stop and (t_end is None or time.monotonic() < t_end):
+    draining = False
+    while True:
+        if not draining and (stop or (t_end is not None and time.monotonic() >= t_end)):
+            # Stopped: read what the socket already holds, then finish.
+            draining = True
+            s.setblocking(False)
         try:
             frame, addr = s.recvfrom(65536)
-        except socket.timeout:
+        except (socket.timeout, InterruptedError):
             continue
-        except InterruptedError:
+        except BlockingIOError:
+            if draining:
+                break
             continue
         if addr[2] == PACKET_OUTGOING or len(frame) < 14:
             continue
@@ -286,6 +298,7 @@ def main():
     s.add_argument("--seconds", type=float, default=0)
     s.add_argument("--needles")
     s.add_argument("--needle-every", type=int, default=16384)
+    s.add_argument("--ready", help="write this file once the capture socket is bound")
     a = ap.parse_args()
     return {"dump": cmd_dump, "get": cmd_get, "check": cmd_check, "summary": cmd_summary,
             "keyfile": cmd_keyfile, "sniff": cmd_sniff}[a.cmd](a)

@@ -46,9 +46,9 @@ for f in "$HERE"/policies/*.yaml; do
 	esac
 done
 # Our invalid files: exact positions (bad MAC 9:35, bad prefix 11:37, bad action 11:61;
-# the unclosed flow mapping is detected on line 7).
+# the unclosed flow mapping is noticed on line 7, reported at its '{' on line 6).
 bad "$HERE/policies/invalid.yaml" 9:35 11:37 11:61
-bad "$HERE/policies/bad-syntax.yaml"
+bad "$HERE/policies/bad-syntax.yaml" 6:5
 # A missing file is an error too, named with the path.
 bad "/nonexistent/satgw-e2e-$$.yaml"
 # No argument: a usage error, non-zero.

@@ -21,13 +21,19 @@ tb_topology routed
 tb_hugepages_reserve 512
 tb_satgw_start "$TB_E2E_DIR/policies/routed.yaml" 0
 
-tb_bg fh pinger "$TB_PY" "$TB_E2E_DIR/ping.py" -c 400 -i 0.02 "$TB_IP_MH"
+# Echoes until the capture is complete (not for a guessed time: dpdk-dumpcap's
+# start, a secondary process, takes what it takes on a loaded machine).
+tb_bg fh pinger "$TB_PY" "$TB_E2E_DIR/ping.py" -c 1000000 -i 0.02 "$TB_IP_MH"
+pinger=$TB_LAST_PID
 cap="$TB_DIR/terr.pcapng"
-if ! timeout 30 ip netns exec "$TB_NS_GW" dpdk-dumpcap --file-prefix "$TB_PREFIX" \
+if ! timeout 45 ip netns exec "$TB_NS_GW" dpdk-dumpcap --file-prefix "$TB_PREFIX" \
 	-i net_af_packet0 -c "$N" -w "$cap" >"$TB_DIR/dumpcap.log" 2>&1; then
 	cat "$TB_DIR/dumpcap.log" >&2
 	tb_fail "dpdk-dumpcap failed"
 fi
+tb__alive "$pinger" || { cat "$TB_DIR/pinger.log" >&2; tb_fail "the pinger stopped before the capture was complete"; }
+kill -TERM "$pinger" 2>/dev/null || true
+tb_wait_pid "$pinger" 10 || true
 tb_log "dumpcap: $(grep -E 'Packets received' "$TB_DIR/dumpcap.log" || true)"
 
 "$TB_PY" - "$cap" "$N" "$TB_IP_FH" "$TB_IP_MH" "$TB_MAC_FH" "$TB_MAC_GT" <<'PY' || tb_fail "the capture is not what crossed port terr"

@@ -18,9 +18,9 @@ tb_topology routed
 tb_satgw_start "$TB_E2E_DIR/policies/routed.yaml" 0
 
 tb_bg mh sniffer "$TB_PY" "$TB_E2E_DIR/craft.py" sniff --iface mh0 --ready "$TB_DIR/sniff.ready" \
-	--out "$TB_DIR/mh.pcap" --seconds 60
+	--out "$TB_DIR/mh.pcap" --seconds 60 --until-end
 sniffer=$TB_LAST_PID
-for _ in $(seq 1 100); do [ -e "$TB_DIR/sniff.ready" ] && break; sleep 0.1; done
+for _ in $(seq 1 300); do [ -e "$TB_DIR/sniff.ready" ] && break; tb__alive "$sniffer" || break; sleep 0.1; done
 [ -e "$TB_DIR/sniff.ready" ] || { cat "$TB_DIR/sniffer.log" >&2; tb_fail "sniffer on mh0 did not start"; }
 
 tb_ns fh "$TB_PY" "$TB_E2E_DIR/craft.py" send --iface fh0 --dst-mac "$TB_MAC_GT" --src-mac "$TB_MAC_FH" \
@@ -29,9 +29,11 @@ tb_ns fh "$TB_PY" "$TB_E2E_DIR/craft.py" send --iface fh0 --dst-mac "$TB_MAC_GT"
 tb_check "ARP who-has $TB_IP_MH from fh answered through satgw" \
 	tb_ns fh "$TB_PY" "$TB_E2E_DIR/craft.py" arp --iface fh0 --psrc "$TB_IP_FH" --pdst "$TB_IP_MH"
 tb_check "ping fh -> mh" tb_ping fh "$TB_IP_MH" 3
-sleep 0.5
-kill -TERM "$sniffer"
-tb_wait_pid "$sniffer" 10 || { cat "$TB_DIR/sniffer.log" >&2; tb_fail "sniffer failed"; }
+# Last, a datagram that ends the capture when it reaches mh0: satgw forwards in
+# order, so the sniffer has then seen everything satgw let through before it.
+tb_ns fh "$TB_PY" "$TB_E2E_DIR/craft.py" end --iface fh0 --dst-mac "$TB_MAC_GT" --src-mac "$TB_MAC_FH" \
+	--src "$TB_IP_FH" --dst "$TB_IP_MH" >&2 || tb_fail "scapy could not send"
+tb_wait_pid "$sniffer" 60 || { cat "$TB_DIR/sniffer.log" >&2; tb_fail "the sniffer on mh0 failed or never saw the end datagram"; }
 
 "$TB_PY" "$TB_E2E_DIR/craft.py" scan "$TB_DIR/mh.pcap" --ignore-src "$TB_MAC_MH" >"$TB_DIR/scan.json"
 "$TB_PY" - "$TB_DIR/scan.json" <<'PY' || tb_fail "mh saw what satgw should have dropped, or missed the control packet"

@@ -21,7 +21,9 @@ tb_satgw_start "$POLICY" 0
 tb_check "$N pings fh -> mh" tb_ping fh "$TB_IP_MH" "$N" >/dev/null
 tb_mkfile "$TB_DIR/f.bin" 4
 tb_xfer fh mh "$TB_IP_MH" "$TB_DIR/f.bin" 30
-sleep 0.3   # TX buffers drain within tx_drain_us; counters settle
+# The counters below must add up: read them once satgw has settled (no packet
+# for 20 ms and its TX buffers flushed), not after a guessed sleep.
+tb_wait_idle 10
 
 # The real tool, fed commands on stdin: one JSON line per command.
 printf '%s\n' /satgw/stats /satgw/ports /satgw/rules /satgw/config /satgw/workers |

@@ -27,6 +27,9 @@ tb_xfer fh mh "$TB_IP_MH_T2" "$TB_DIR/b.bin" 60
 tb_xfer mh fh "$TB_IP_FH" "$TB_DIR/c.bin" 60 "$TB_IP_MH_T2"
 
 # Per-worker view while running: both workers own live flows and worker 1 was fed.
+# Read once satgw has settled (nothing received for 20 ms, every worker idle), so
+# that what worker 0 handed off and what worker 1 took are not read mid-flight.
+tb_wait_idle 10
 tb_tel /satgw/workers >"$TB_DIR/workers.json"
 "$TB_PY" - "$TB_DIR/workers.json" <<'EOF' || tb_fail "per-worker counters (/satgw/workers) do not show both workers busy"
 import json, sys

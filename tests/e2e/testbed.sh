@@ -764,11 +764,105 @@ tb_wait_path() {
 	done
 }
 
+# tb_xfer_through_outage FROM TO ADDR FILE TIMEOUT POLICY LEAD TRIES: tb_xfer of FILE,
+# started LEAD s before the next outage window of the emulator's POLICY (on the
+# emulator's clock), until the outage hit it: the emulator counted outage drops
+# while it ran (the test sends nothing else across the link meanwhile). A
+# transfer the outage missed (a machine too slow to start it in time) is sent
+# again at the next window, TRIES transfers at most. Sets TB_XFER_* (the last
+# transfer) and TB_OUTAGE_DROPS ("FORWARD RETURN": drops during it).
+tb_xfer_through_outage() {
+	local from=$1 to=$2 addr=$3 file=$4 timeout=$5 policy=$6 lead=$7 tries=$8
+	local -a chain=("$TB_PY" "$TB_E2E_DIR/chain.py")
+	local emu try win start_at now end f0 r0 f1 r1
+	emu=$(tb_box_prefix emu)
+	for try in $(seq 1 "$tries"); do
+		win=$("${chain[@]}" next-window "$emu" "$policy" --lead "$lead") ||
+			tb_fail "no outage window left to aim the transfer at ($policy)"
+		start_at=$(awk -v w="$win" -v l="$lead" 'BEGIN { printf "%.3f", w - l }')
+		now=$("${chain[@]}" wait-clock "$emu" "$start_at" --timeout 60)
+		read -r f0 r0 < <("${chain[@]}" drops "$emu")
+		tb_log "emulator clock $now s: transfer $try starts, $lead s before the outage at $win s"
+		tb_xfer "$from" "$to" "$addr" "$file" "$timeout"
+		read -r f1 r1 < <("${chain[@]}" drops "$emu")
+		end=$("${chain[@]}" clock "$emu")
+		TB_OUTAGE_DROPS="$((f1 - f0)) $((r1 - r0))"
+		tb_log "transfer done at emulator clock $end s: $TB_XFER_BYTES bytes in $TB_XFER_SECONDS s ($(awk -v b="$TB_XFER_BYTES" -v s="$TB_XFER_SECONDS" 'BEGIN { printf "%.2f", b * 8 / s / 1e6 }') Mbit/s goodput); outage drops meanwhile: forward $((f1 - f0)), return $((r1 - r0))"
+		[ $((f1 + r1)) -gt $((f0 + r0)) ] && return 0
+		tb_log "the outage lost none of transfer $try's frames (it ran from $now to $end s): again, at the next window"
+	done
+	tb_fail "$tries transfers, and the outages lost none of their frames (the emulator dropped nothing in its windows, or the machine never let a transfer run into one)"
+}
+
 # tb_box_tel BOX COMMAND: one telemetry command to BOX; prints the JSON value.
 tb_box_tel() {
 	local box=$1
 	shift
 	"$TB_PY" "$TB_E2E_DIR/sgwtel.py" "$(tb_box_prefix "$box")" "$*"
+}
+
+# tb_tel_wait PREFIX TIMEOUT_S CMD EXPR: poll telemetry CMD of the satgw with file
+# prefix PREFIX until the Python expression EXPR holds for its JSON value `d`;
+# fails the test after TIMEOUT_S s. For conditions the test causes and that
+# must then come about (counters reaching what was sent), instead of a sleep.
+tb_tel_wait() {
+	local prefix=$1 timeout=$2 cmd=$3 expr=$4
+	"$TB_PY" - "$prefix" "$timeout" "$cmd" "$expr" "$TB_E2E_DIR" <<'PY' ||
+import sys, time
+sys.path.insert(0, sys.argv[5])
+from sgwtel import Telemetry
+prefix, timeout, cmd, expr = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+deadline = time.monotonic() + timeout
+with Telemetry(prefix) as t:
+    while True:
+        d = t.cmd(cmd)
+        try:
+            if eval(expr, {}, {"d": d}):
+                sys.exit(0)
+        except (KeyError, IndexError, TypeError):
+            pass
+        if time.monotonic() > deadline:
+            print("  %s: %s" % (cmd, d), file=sys.stderr)
+            sys.exit(1)
+        time.sleep(0.05)
+PY
+		tb_fail "$cmd of $prefix: '$expr' still false after $timeout s"
+}
+
+# tb_box_wait_tel BOX TIMEOUT_S CMD EXPR: tb_tel_wait for a box of the chain.
+tb_box_wait_tel() { tb_tel_wait "$(tb_box_prefix "$1")" "$2" "$3" "$4"; }
+
+# tb_box_wait_link_empty BOX [TIMEOUT_S]: wait until the emulator BOX holds no
+# frame in either direction (/satgw/link held_now: what went in has come out or
+# was lost), 20 s at most. Its exit report then shows every delivered frame sent.
+tb_box_wait_link_empty() {
+	tb_box_wait_tel "$1" "${2:-20}" /satgw/link 'd["forward"]["held_now"] + d["return"]["held_now"] == 0'
+}
+
+# tb_wait_idle [TIMEOUT_S]: wait until satgw (tb_satgw_start) has settled: over a
+# 20 ms span no worker received a packet and every worker took an idle nap
+# (idle_backoff_us > 0), which it does only after flushing its TX buffers: what
+# it received has been sent or dropped, and counted. 10 s at most.
+tb_wait_idle() {
+	"$TB_PY" - "$TB_PREFIX" "${1:-10}" "$TB_E2E_DIR" <<'PY' ||
+import sys, time
+sys.path.insert(0, sys.argv[3])
+from sgwtel import Telemetry
+deadline = time.monotonic() + float(sys.argv[2])
+with Telemetry(sys.argv[1]) as t:
+    a = t.cmd("/satgw/workers")
+    while True:
+        time.sleep(0.02)
+        b = t.cmd("/satgw/workers")
+        if all(b[w]["rx_packets"] == a[w]["rx_packets"] and
+               b[w]["idle_sleeps"] > a[w]["idle_sleeps"] for w in a):
+            sys.exit(0)
+        if time.monotonic() > deadline:
+            print("  /satgw/workers: %s" % b, file=sys.stderr)
+            sys.exit(1)
+        a = b
+PY
+		tb_fail "satgw did not settle (no idle worker for 20 ms) within ${1:-10} s"
 }
 
 # tb_box_stats BOX CHECK...: stats.py assertions on BOX's stats JSON.
