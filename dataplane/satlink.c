@@ -229,13 +229,13 @@ sess_init(struct sgw_dp *dp, struct sgw_sl *sl, const struct sgw_policy *pol,
 		return -1;
 	}
 	ss->arq = sgw_arq_create(&ac, 0);
-	ss->pq_cap = 2 * sl->tx_window + 64;
-	ss->pq = rte_zmalloc("sgw_sl_pq", sizeof(*ss->pq) * ss->pq_cap, RTE_CACHE_LINE_SIZE);
+	sgw_ring_init(&ss->pqr, 2 * sl->tx_window + 64);
+	ss->pq = rte_zmalloc("sgw_sl_pq", sizeof(*ss->pq) * ss->pqr.cap, RTE_CACHE_LINE_SIZE);
 	/* Keep SL_PACER_LOW_NS of full frames (at least 8) waiting for the line. */
 	ss->pq_low = (uint32_t)RTE_MAX(8ull, rate / 8u * SL_PACER_LOW_NS / 1000000000ull /
 				       (sc->frame_size + SL_FRAME_OVERHEAD + RTE_ETHER_HDR_LEN));
-	ss->fq_cap = sc->send_queue;
-	ss->fq = rte_zmalloc("sgw_sl_fq", sizeof(*ss->fq) * ss->fq_cap, RTE_CACHE_LINE_SIZE);
+	sgw_ring_init(&ss->fqr, sc->send_queue);
+	ss->fq = rte_zmalloc("sgw_sl_fq", sizeof(*ss->fq) * ss->fqr.cap, RTE_CACHE_LINE_SIZE);
 	if (ss->arq == NULL || ss->pq == NULL || ss->fq == NULL) {
 		SGW_LOG(ERR, "satlink session '%s': out of memory (%zu bytes)", ss->name,
 			sgw_arq_footprint(&ac));
@@ -433,8 +433,8 @@ publish(struct sgw_sl_sess *ss)
 	p->state = (uint8_t)sgw_arq_get_state(ss->arq);
 	p->peer_epoch = sgw_arq_peer_epoch(ss->arq);
 	p->send_window = sgw_arq_send_window(ss->arq);
-	p->pacer_held = ss->pq_n;
-	p->queue_held = ss->fq_n;
+	p->pacer_held = sgw_ring_count(&ss->pqr);
+	p->queue_held = sgw_ring_count(&ss->fqr);
 	sgw_arq_get_stats(ss->arq, &p->arq);
 	if (ss->cc != NULL)
 		sgw_slcrypto_get_stats(ss->cc, &p->crypto);
@@ -592,11 +592,9 @@ pace_send(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 
 	if (ss->pace_next_ns + credit < now)
 		ss->pace_next_ns = now - credit;
-	while (ss->pq_n > 0 && ss->pace_next_ns <= now) {
-		struct rte_mbuf *m = ss->pq[ss->pq_head];
+	while (!sgw_ring_empty(&ss->pqr) && ss->pace_next_ns <= now) {
+		struct rte_mbuf *m = ss->pq[sgw_ring_pop(&ss->pqr)];
 
-		ss->pq_head = ss->pq_head + 1 == ss->pq_cap ? 0 : ss->pq_head + 1;
-		ss->pq_n--;
 		ss->pace_next_ns += (uint64_t)rte_pktmbuf_pkt_len(m) * 8u * ss->ns_per_kbit /
 				    1000000u;
 		ss->c.frames_tx_data++;
@@ -619,21 +617,21 @@ pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
      struct sgw_sl_sess *ss)
 {
 	pace_send(w, s, sl, ss);
-	while (ss->fq_n > 0) {
+	while (!sgw_ring_empty(&ss->fqr)) {
 		struct sgw_arq_out *out;
 		struct rte_mbuf *m;
 		int rc;
 
-		if (ss->pq_n >= ss->pq_low) {
+		if (sgw_ring_count(&ss->pqr) >= ss->pq_low) {
 			/* Send what is due (once per pq_low frames, not per packet), then see. */
 			pace_send(w, s, sl, ss);
-			if (ss->pq_n >= ss->pq_low)
+			if (sgw_ring_count(&ss->pqr) >= ss->pq_low)
 				break;
 		}
 		out = arq_out(w);
 		if (out == NULL)
 			break;  /* the re-inject queue first: later */
-		m = ss->fq[ss->fq_head];
+		m = ss->fq[sgw_ring_head(&ss->fqr)];
 		m->port = SL_H_RELIABLE;
 		rc = sgw_arq_send(ss->arq, w->now_ns, 0, (uint64_t)(uintptr_t)m,
 				  rte_pktmbuf_pkt_len(m), 0, out);
@@ -644,8 +642,7 @@ pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 			run_actions(w, s, ss);
 			break;
 		}
-		ss->fq_head = ss->fq_head + 1 == ss->fq_cap ? 0 : ss->fq_head + 1;
-		ss->fq_n--;
+		sgw_ring_pop(&ss->fqr);
 		if (rc == 0) {
 			ss->c.pkts_sent_reliable++;
 			ss->arq_pkts++;
@@ -660,17 +657,11 @@ pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 static void
 pace_add(struct sgw_worker *w, struct sgw_sl_sess *ss, struct rte_mbuf *m)
 {
-	uint32_t tail;
-
-	if (ss->pq_n == ss->pq_cap) {
+	if (sgw_ring_full(&ss->pqr)) {
 		lose(w, SGW_SLD_PACER_FULL, m);
 		return;
 	}
-	tail = ss->pq_head + ss->pq_n;
-	if (tail >= ss->pq_cap)
-		tail -= ss->pq_cap;
-	ss->pq[tail] = m;
-	ss->pq_n++;
+	ss->pq[sgw_ring_push(&ss->pqr)] = m;
 }
 
 /* -------------------------------------------------------------- delivery */
@@ -875,7 +866,7 @@ service(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess *
 	}
 	pace(w, s, SL(w->dp), ss);
 	due = sgw_arq_next_deadline(ss->arq);
-	if (ss->pq_n > 0 && ss->pace_next_ns < due)
+	if (!sgw_ring_empty(&ss->pqr) && ss->pace_next_ns < due)
 		due = ss->pace_next_ns;
 	if (due == SGW_ARQ_NEVER) {
 		if (ss->timer != SGW_TW_INVALID)
@@ -984,14 +975,10 @@ sl_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 		len = pi->l3_len;
 	if (svc == SGW_SL_SVC_RELIABLE) {
 		/* Into the feed queue; the pacer takes it to the ARQ (pace()). */
-		if (ss->fq_n == ss->fq_cap) {
+		if (sgw_ring_full(&ss->fqr))
 			lose(w, SGW_SLD_SEND_QUEUE_FULL, m);
-		} else {
-			uint32_t tail = ss->fq_head + ss->fq_n;
-
-			ss->fq[tail >= ss->fq_cap ? tail - ss->fq_cap : tail] = m;
-			ss->fq_n++;
-		}
+		else
+			ss->fq[sgw_ring_push(&ss->fqr)] = m;
 		touch(w, s, ss, (uint32_t)si);
 		return;
 	}
@@ -1214,14 +1201,12 @@ sl_drain(struct sgw_dp *dp)
 		int done;
 
 		publish(ss);
-		for (k = 0; k < ss->pq_n; k++)
-			rte_pktmbuf_free(ss->pq[(ss->pq_head + k) % ss->pq_cap]);
-		w->c.drop[SGW_DROP_SHUTDOWN] += ss->pq_n;
-		ss->pq_n = 0;
-		for (k = 0; k < ss->fq_n; k++)
-			rte_pktmbuf_free(ss->fq[(ss->fq_head + k) % ss->fq_cap]);
-		w->c.drop[SGW_DROP_SHUTDOWN] += ss->fq_n;
-		ss->fq_n = 0;
+		w->c.drop[SGW_DROP_SHUTDOWN] += sgw_ring_count(&ss->pqr) +
+						  sgw_ring_count(&ss->fqr);
+		while (!sgw_ring_empty(&ss->pqr))
+			rte_pktmbuf_free(ss->pq[sgw_ring_pop(&ss->pqr)]);
+		while (!sgw_ring_empty(&ss->fqr))
+			rte_pktmbuf_free(ss->fq[sgw_ring_pop(&ss->fqr)]);
 		out->cap = SLW(w)->act_cap;  /* nothing is re-injected any more */
 		do {
 			out->n = 0;
@@ -1259,7 +1244,7 @@ sgw_sl_held(const struct sgw_dp *dp)
 		if (ss->arq == NULL)
 			continue;
 		sgw_arq_get_stats(ss->arq, &st);
-		n += (uint64_t)ss->pq_n + ss->fq_n + ss->arq_pkts + st.rx_held + st.dgram_held;
+		n += (uint64_t)sgw_ring_count(&ss->pqr) + sgw_ring_count(&ss->fqr) + ss->arq_pkts + st.rx_held + st.dgram_held;
 	}
 	return n;
 }

@@ -25,6 +25,7 @@
 
 #include "sgw_arq.h"
 #include "sgw_dp.h"
+#include "sgw_ring.h"
 #include "sgw_satlink.h"
 #include "sgw_slcrypto.h"
 
@@ -93,10 +94,10 @@ struct sgw_sl_sess {
 	uint64_t timer_at;
 	uint64_t ns_per_kbit;           /* pacing: ns per 1000 bits at the rate (x1000) */
 	uint64_t pace_next_ns;          /* when the next paced frame may leave */
-	uint32_t pq_head, pq_n, pq_cap;
+	struct sgw_ring pqr;            /* which slots of pq are held */
 	uint32_t pq_low;                /* feed the ARQ while the pacer holds fewer frames */
 	struct rte_mbuf **pq;           /* built frames waiting for the line */
-	uint32_t fq_head, fq_n, fq_cap;
+	struct sgw_ring fqr;            /* which slots of fq are held */
 	struct rte_mbuf **fq;           /* reliable packets waiting for the ARQ */
 	uint32_t arq_pkts;              /* packets the ARQ holds (taken, not yet released) */
 	uint64_t acked_seen;            /* the ARQ's pkts_acked when last looked at */

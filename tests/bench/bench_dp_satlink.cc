@@ -402,7 +402,7 @@ settle(Rig &r)
 		if (sgw_arq_get_state(r.hub.sess()->arq) == SGW_ARQ_UP &&
 		    sgw_arq_get_state(r.term.sess()->arq) == SGW_ARQ_UP && h.tx_outstanding == 0 &&
 		    h.sendq_held == 0 && h.tx_held == 0 && t.rx_held == 0 && t.tx_outstanding == 0 &&
-		    r.hub.sess()->pq_n == 0 && r.term.sess()->pq_n == 0 &&
+		    r.hub.sess()->pqr.n == 0 && r.term.sess()->pqr.n == 0 &&
 		    rte_ring_count(r.hsat.tx) == 0 && rte_ring_count(r.tsat.tx) == 0 && round > 2) {
 			RingPort::free_ring(r.lan.tx);
 			return true;
@@ -574,7 +574,7 @@ satlink_send(benchmark::State &state, Rig &r)
 		items += step(r, r.hub, r.terr.rx);
 	}
 	double ns = st.ns_per(items);
-	uint64_t pq = r.hub.sess()->pq_n;
+	uint64_t pq = r.hub.sess()->pqr.n;
 	uint64_t sent = r.hub.sess()->c.pkts_sent_reliable - sent0;
 	uint64_t statuses = r.hub.arq().status_rx - status0;
 

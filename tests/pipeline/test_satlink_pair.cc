@@ -679,7 +679,7 @@ TEST_F(SatlinkPair, QueueBeforeTheLineStaysShortUnderOverload)
 	uint32_t max_pacer = 0;
 	for (uint64_t end = now + 800000000ull; now < end;) {
 		run_until(now + 10000000);
-		max_pacer = std::max(max_pacer, sgw_sl_of(hub.get())->sess[0].pq_n);
+		max_pacer = std::max(max_pacer, sgw_sl_of(hub.get())->sess[0].pqr.n);
 	}
 	uint64_t refused = stage_ctr(hub.get(), SGW_SLD_SEND_QUEUE_FULL);
 	/* (the pacer drains a little between the input's bursts) */
@@ -744,7 +744,7 @@ TEST_F(SatlinkPair, ShutdownCountsWhatTheSessionsHeld)
 		inject(hub.get(), terr, downlink(i));
 	run_until(now + 20000000);
 	sgw_sl_sess &ss = sgw_sl_of(hub.get())->sess[0];
-	uint64_t queued = ss.fq_n, paced = ss.pq_n, held = sgw_sl_held(hub.get());
+	uint64_t queued = ss.fqr.n, paced = ss.pqr.n, held = sgw_sl_held(hub.get());
 	EXPECT_GT(queued, 0u) << "the feed queue holds packets";
 	EXPECT_GT(paced, 0u) << "the pacer holds frames";
 	EXPECT_GE(held, 400u) << "every packet is still held (nothing was acknowledged)";
