@@ -259,7 +259,7 @@ periodic_stats(struct sgw_ctl *ctl, struct sgw_counters *prev, double dt)
 		prx += prev->rx_pkts[i];
 		ptx += prev->tx_pkts[i];
 	}
-	for (i = 0; i < SGW_DROP__COUNT; i++)
+	for (i = 0; i < SGW_DROP_MAX; i++)
 		drops += c.drop[i];
 	SGW_CLOG(INFO, "rx %.0f pps, tx %.0f pps, flows %u, drops %" PRIu64 ", gen %" PRIu64,
 		 (double)(rx - prx) / dt, (double)(tx - ptx) / dt, sgw_flows_active(ctl->dp),

@@ -32,7 +32,7 @@
 
 #define RULES_PAGE 128
 
-_Static_assert(SGW_PR__COUNT <= 64 && SGW_CLASS__COUNT <= 64 && SGW_DROP__COUNT <= 64,
+_Static_assert(SGW_PR__COUNT <= 64 && SGW_CLASS__COUNT <= 64 && SGW_DROP_MAX <= 64,
 	       "name table size");
 
 static struct sgw_ctl *tel_ctl;
@@ -96,9 +96,9 @@ tel_stats_body(const char *params __rte_unused, struct rte_tel_data *d)
 	for (i = 0; i < SGW_ACT__COUNT; i++)
 		names[i] = sgw_action_name(i);
 	add_container(d, "actions", u64_dict(names, c.act, SGW_ACT__COUNT, 0));
-	for (i = 0; i < SGW_DROP__COUNT; i++)
+	for (i = 0; i < sgw_drop_count(); i++)
 		names[i] = sgw_drop_name(i);
-	add_container(d, "drops", u64_dict(names, c.drop, SGW_DROP__COUNT, 0));
+	add_container(d, "drops", u64_dict(names, c.drop, sgw_drop_count(), 0));
 	rte_tel_data_add_dict_u64(d, "unmatched", c.unmatched);
 	rte_tel_data_add_dict_u64(d, "flows_active", sgw_flows_active(dp));
 	rte_tel_data_add_dict_u64(d, "flows_created", c.flows_created);

@@ -94,32 +94,65 @@ static const char *const ctr_names[SGW_SLD__COUNT] = {
 #define SLW(w) sgw_sl_worker_of(w)
 
 /*
- * The stage's losses as drops.* reasons: a packet or frame the stage frees
- * without sending it is counted twice, under its stage counter and under
- * drops.satlink_<counter> (docs/operations.md, "Exit report"). The other
- * stage counters (bypasses, no_mbuf, rx_duplicate) are no loss: 0 here.
+ * The stage's losses as its own drops.* reasons (stage.h, drop_names): a
+ * packet or frame the stage frees without sending it is counted twice, under
+ * its stage counter and under drops.satlink_<counter> (docs/operations.md,
+ * "Exit report"). drop_of[why] is 1 + its index in sl_drop_names; the other
+ * stage counters (bypasses, no_mbuf, rx_duplicate) are no loss: 0.
  */
-static const uint8_t drop_of[SGW_SLD__COUNT] = {
-	[SGW_SLD_NOT_OWNER] = SGW_DROP_SL_NOT_OWNER,
-	[SGW_SLD_SEND_QUEUE_FULL] = SGW_DROP_SL_SEND_QUEUE_FULL,
-	[SGW_SLD_SEND_TOO_BIG] = SGW_DROP_SL_SEND_TOO_BIG,
-	[SGW_SLD_SEND_NOT_CONNECTED] = SGW_DROP_SL_SEND_NOT_CONNECTED,
-	[SGW_SLD_SEND_OTHER] = SGW_DROP_SL_SEND_OTHER,
-	[SGW_SLD_PACER_FULL] = SGW_DROP_SL_PACER_FULL,
-	[SGW_SLD_RX_WRONG_PORT] = SGW_DROP_SL_RX_WRONG_PORT,
-	[SGW_SLD_RX_NO_SESSION] = SGW_DROP_SL_RX_NO_SESSION,
-	[SGW_SLD_RX_BAD_HEADER] = SGW_DROP_SL_RX_BAD_HEADER,
-	[SGW_SLD_RX_CHAINED] = SGW_DROP_SL_RX_CHAINED,
-	[SGW_SLD_RX_CRYPTO] = SGW_DROP_SL_RX_CRYPTO,
-	[SGW_SLD_RX_NO_KEY_HERE] = SGW_DROP_SL_RX_NO_KEY_HERE,
-	[SGW_SLD_RX_REFUSED] = SGW_DROP_SL_RX_REFUSED,
-	[SGW_SLD_RELEASED_RX] = SGW_DROP_SL_RELEASED_RX,
-	[SGW_SLD_RELEASED_UNACKED] = SGW_DROP_SL_RELEASED_UNACKED,
-	[SGW_SLD_DELIVER_NOT_IP] = SGW_DROP_SL_DELIVER_NOT_IP,
-	[SGW_SLD_DELIVER_OTHER_CHANNEL] = SGW_DROP_SL_DELIVER_OTHER_CHANNEL,
-	[SGW_SLD_DELIVER_CHAIN_FAIL] = SGW_DROP_SL_DELIVER_CHAIN_FAIL,
-	[SGW_SLD_DELIVER_FULL] = SGW_DROP_SL_DELIVER_FULL,
+static const char *const sl_drop_names[] = {
+	"satlink_not_owner", "satlink_send_queue_full", "satlink_send_too_big",
+	"satlink_send_not_connected", "satlink_send_other", "satlink_pacer_full",
+	"satlink_rx_wrong_port", "satlink_rx_no_session", "satlink_rx_bad_header",
+	"satlink_rx_chained", "satlink_rx_crypto", "satlink_rx_encrypted_no_key",
+	"satlink_rx_refused", "satlink_released_rx", "satlink_released_unacked",
+	"satlink_deliver_not_ip", "satlink_deliver_other_channel",
+	"satlink_deliver_chain_fail", "satlink_deliver_full",
 };
+
+static const uint8_t drop_of[SGW_SLD__COUNT] = {
+	[SGW_SLD_NOT_OWNER] = 1,
+	[SGW_SLD_SEND_QUEUE_FULL] = 2,
+	[SGW_SLD_SEND_TOO_BIG] = 3,
+	[SGW_SLD_SEND_NOT_CONNECTED] = 4,
+	[SGW_SLD_SEND_OTHER] = 5,
+	[SGW_SLD_PACER_FULL] = 6,
+	[SGW_SLD_RX_WRONG_PORT] = 7,
+	[SGW_SLD_RX_NO_SESSION] = 8,
+	[SGW_SLD_RX_BAD_HEADER] = 9,
+	[SGW_SLD_RX_CHAINED] = 10,
+	[SGW_SLD_RX_CRYPTO] = 11,
+	[SGW_SLD_RX_NO_KEY_HERE] = 12,
+	[SGW_SLD_RX_REFUSED] = 13,
+	[SGW_SLD_RELEASED_RX] = 14,
+	[SGW_SLD_RELEASED_UNACKED] = 15,
+	[SGW_SLD_DELIVER_NOT_IP] = 16,
+	[SGW_SLD_DELIVER_OTHER_CHANNEL] = 17,
+	[SGW_SLD_DELIVER_CHAIN_FAIL] = 18,
+	[SGW_SLD_DELIVER_FULL] = 19,
+};
+
+_Static_assert(RTE_DIM(sl_drop_names) == 19, "one name per loss in drop_of");
+
+static const char *const sl_orig_names[SGW_SL_ORIG__COUNT] = {
+	[SGW_SL_ORIG_DATA] = "satlink_data_frames",
+	[SGW_SL_ORIG_CTRL] = "satlink_ctrl_frames",
+};
+
+static const char *const sl_cons_names[SGW_SL_CONS__COUNT] = {
+	[SGW_SL_CONS_CARRIED] = "satlink_pkts_carried",
+	[SGW_SL_CONS_CTRL_READ] = "satlink_ctrl_frames_read",
+	[SGW_SL_CONS_MERGED] = "satlink_fragments_merged",
+	[SGW_SL_CONS_DUPS] = "satlink_duplicates",
+};
+
+int
+sgw_sl_drop_index(enum sgw_sld_ctr why)
+{
+	if ((unsigned int)why >= SGW_SLD__COUNT || drop_of[why] == 0)
+		return -1;
+	return (int)(sgw_stage_drop_base(SGW_STAGE_SATLINK) + drop_of[why] - 1u);
+}
 
 /* n packets or frames lost for reason why (a loss: drop_of[why] != 0). */
 static inline void
@@ -127,7 +160,7 @@ lost(struct sgw_worker *w, enum sgw_sld_ctr why, uint64_t n)
 {
 	RTE_ASSERT(drop_of[why] != 0);
 	SLW(w)->ctr[why] += n;
-	w->c.drop[drop_of[why]] += n;
+	w->c.drop[SLW(w)->drop_base + drop_of[why] - 1u] += n;
 }
 
 /* Free m, lost for reason why. */
@@ -364,6 +397,7 @@ sl_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		if (x == NULL)
 			goto fail;
 		dp->workers[i]->sctx[SGW_STAGE_SATLINK] = x;
+		x->drop_base = sgw_stage_drop_base(SGW_STAGE_SATLINK);
 		x->out.act = rte_zmalloc_socket("sgw_sl_act", sizeof(*x->out.act) * act_cap,
 						RTE_CACHE_LINE_SIZE, socket);
 		x->act_cap = act_cap;
@@ -691,7 +725,7 @@ deliver_run(struct sgw_worker *w, struct sgw_sl *sl, struct sgw_sl_sess *ss,
 	uint32_t i;
 
 	/* n fragments make one packet: n - 1 merge into the first, whatever becomes of it. */
-	w->c.sl_frags_merged += n - 1;
+	SLW(w)->cons[SGW_SL_CONS_MERGED] += n - 1;
 	if (a[0].channel != 0) {
 		lost(w, SGW_SLD_DELIVER_OTHER_CHANNEL, 1);
 		free_run(a, n);
@@ -764,7 +798,7 @@ settle_reliable(struct sgw_worker *w, struct sgw_sl_sess *ss, uint32_t nrel)
 	sgw_arq_get_stats(ss->arq, &st);
 	acked = RTE_MIN(st.pkts_acked - ss->acked_seen, (uint64_t)nrel);
 	ss->acked_seen = st.pkts_acked;
-	w->c.sl_pkts_carried += acked;
+	SLW(w)->cons[SGW_SL_CONS_CARRIED] += acked;
 	if (nrel > acked)
 		lost(w, SGW_SLD_RELEASED_UNACKED, nrel - acked);
 }
@@ -775,7 +809,7 @@ release(struct sgw_worker *w, struct sgw_sl_sess *ss, struct rte_mbuf *m, uint32
 {
 	if (m->port == SL_H_DATAGRAM) {
 		ss->arq_pkts--;
-		w->c.sl_pkts_carried++;  /* released once its frames were built */
+		SLW(w)->cons[SGW_SL_CONS_CARRIED]++;  /* released once its frames were built */
 		rte_pktmbuf_free(m);
 	} else if (m->port == SL_H_RELIABLE) {
 		ss->arq_pkts--;
@@ -804,7 +838,7 @@ run_actions(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_se
 			m = build_ctrl(w, sl, ss, a);
 			if (m != NULL) {
 				ss->c.frames_tx_ctrl++;
-				w->c.sl_ctrl_frames++;
+				SLW(w)->orig[SGW_SL_ORIG_CTRL]++;
 				sgw_tx(w, (uint16_t)sl->pidx, m, burst);
 			}
 		} else if (a->type == SGW_ARQ_ACT_EVENT) {
@@ -819,7 +853,7 @@ run_actions(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_se
 		case SGW_ARQ_ACT_TX_DATA:
 			m = build_data(w, sl, ss, a);
 			if (m != NULL) {
-				w->c.sl_data_frames++;
+				SLW(w)->orig[SGW_SL_ORIG_DATA]++;
 				pace_add(w, ss, m);
 			}
 			break;
@@ -1077,7 +1111,7 @@ rx_frame(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess 
 		if (rc == SGW_ARQ_RX_DUP) {
 			/* A copy of what the session has (k-fold retransmission): no loss. */
 			SLW(w)->ctr[SGW_SLD_RX_DUPLICATE]++;
-			w->c.sl_rx_duplicates++;
+			SLW(w)->cons[SGW_SL_CONS_DUPS]++;
 			rte_pktmbuf_free(m);
 		} else if (rc != SGW_ARQ_RX_OK) {
 			lose(w, SGW_SLD_RX_REFUSED, m);
@@ -1085,7 +1119,7 @@ rx_frame(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess 
 	} else {
 		rc = sgw_arq_rx_ctrl(ss->arq, w->now_ns, &h, body, h.payload_len, out);
 		if (rc == SGW_ARQ_RX_OK) {
-			w->c.sl_ctrl_read++;
+			SLW(w)->cons[SGW_SL_CONS_CTRL_READ]++;
 			rte_pktmbuf_free(m);
 		} else {
 			lose(w, SGW_SLD_RX_REFUSED, m);
@@ -1513,6 +1547,25 @@ sl_snapshot_free(struct sgw_snapshot *s)
 	s->sdata[SGW_STAGE_SATLINK] = NULL;
 }
 
+/* The stage's accounting terms, summed over the workers. */
+static void
+sl_account(const struct sgw_dp *dp, uint64_t *orig, uint64_t *cons)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < dp->n_workers; i++) {
+		const struct sgw_sl_worker *x;
+
+		if (dp->workers[i] == NULL || dp->workers[i]->sctx[SGW_STAGE_SATLINK] == NULL)
+			continue;
+		x = SLW(dp->workers[i]);
+		for (k = 0; k < SGW_SL_ORIG__COUNT; k++)
+			orig[k] += __atomic_load_n(&x->orig[k], __ATOMIC_RELAXED);
+		for (k = 0; k < SGW_SL_CONS__COUNT; k++)
+			cons[k] += __atomic_load_n(&x->cons[k], __ATOMIC_RELAXED);
+	}
+}
+
 const struct sgw_stage_ops sgw_stage_satlink = {
 	.name = "satlink",
 	.classes = SGW_CLASS_BIT(SGW_CLASS_SATLINK),
@@ -1522,6 +1575,13 @@ const struct sgw_stage_ops sgw_stage_satlink = {
 	.drain = sl_drain,
 	.fini = sl_fini,
 	.held = sgw_sl_held,
+	.drop_names = sl_drop_names,
+	.n_drops = RTE_DIM(sl_drop_names),
+	.orig_names = sl_orig_names,
+	.cons_names = sl_cons_names,
+	.n_orig = SGW_SL_ORIG__COUNT,
+	.n_cons = SGW_SL_CONS__COUNT,
+	.account = sl_account,
 	.prepare = sl_prepare,
 	.burst = sl_burst,
 	.action = sl_action,

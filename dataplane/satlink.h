@@ -124,6 +124,21 @@ struct sgw_sl {
 
 #define SGW_SL_TOUCHED_MAX 64       /* sessions serviced once after a burst; more: at once */
 
+/* What the stage makes (originated) and takes in without loss (consumed). */
+enum sgw_sl_orig {
+	SGW_SL_ORIG_DATA = 0,           /* DATA frames built (first copies, retransmissions) */
+	SGW_SL_ORIG_CTRL,               /* control frames built (STATUS, HELLO, HELLO_ACK) */
+	SGW_SL_ORIG__COUNT
+};
+
+enum sgw_sl_cons {
+	SGW_SL_CONS_CARRIED = 0,        /* IP packets released: acknowledged, or sent as datagram */
+	SGW_SL_CONS_CTRL_READ,          /* control frames received and taken by the session */
+	SGW_SL_CONS_MERGED,             /* received fragments merged into their packet's first */
+	SGW_SL_CONS_DUPS,               /* received DATA frames the session already had */
+	SGW_SL_CONS__COUNT
+};
+
 /* Per-worker scratch and counters (the worker's sctx[SGW_STAGE_SATLINK]). */
 struct sgw_sl_worker {
 	struct sgw_arq_out out;
@@ -135,7 +150,14 @@ struct sgw_sl_worker {
 	uint64_t pub_ns;
 	uint64_t bad_hdr[SGW_SL__REASON_COUNT];
 	uint64_t ctr[SGW_SLD__COUNT];
+	uint32_t drop_base;             /* sgw_stage_drop_base(SGW_STAGE_SATLINK) */
+	/* The stage's terms of the accounting identity (docs/operations.md). */
+	uint64_t orig[SGW_SL_ORIG__COUNT];
+	uint64_t cons[SGW_SL_CONS__COUNT];
 };
+
+/* The drops.* index of loss why (its stage counter of the same name); -1: not a loss. */
+int sgw_sl_drop_index(enum sgw_sld_ctr why);
 
 /* The satlink stage's state, NULL while it is off. */
 static inline struct sgw_sl *

@@ -51,31 +51,15 @@ enum sgw_drop {
 	SGW_DROP_SHUTDOWN,      /* still queued when the ports closed at exit (satlink too) */
 	SGW_DROP_REINJECT_FULL, /* a stage handed back more than the re-inject queue holds */
 	/*
-	 * The satlink stage's losses (dataplane/satlink.c): each is also its
-	 * stage counter of the same name (satlink.counters), so drops.* is every
-	 * packet and frame satgw freed without sending it.
+	 * Then each stage's own reasons, in stage-table order (its ops'
+	 * drop_names, from sgw_stage_drop_base()): drops.* is every packet and
+	 * frame satgw freed without sending it.
 	 */
-	SGW_DROP_SL_NOT_OWNER,          /* terminal's session on another worker */
-	SGW_DROP_SL_SEND_QUEUE_FULL,    /* reliable: the session's feed queue full */
-	SGW_DROP_SL_SEND_TOO_BIG,       /* more than frame_size x max_frags */
-	SGW_DROP_SL_SEND_NOT_CONNECTED, /* datagram while the session is not up */
-	SGW_DROP_SL_SEND_OTHER,         /* resetting, no room, closed */
-	SGW_DROP_SL_PACER_FULL,         /* a built DATA frame, pacer full */
-	SGW_DROP_SL_RX_WRONG_PORT,      /* a satlink frame on another port */
-	SGW_DROP_SL_RX_NO_SESSION,      /* a frame of no session of this worker */
-	SGW_DROP_SL_RX_BAD_HEADER,
-	SGW_DROP_SL_RX_CHAINED,
-	SGW_DROP_SL_RX_CRYPTO,
-	SGW_DROP_SL_RX_NO_KEY_HERE,
-	SGW_DROP_SL_RX_REFUSED,         /* refused by the ARQ (duplicates are not drops) */
-	SGW_DROP_SL_RELEASED_RX,        /* received fragments the session gave up */
-	SGW_DROP_SL_RELEASED_UNACKED,   /* packets a peer restart released unacknowledged */
-	SGW_DROP_SL_DELIVER_NOT_IP,
-	SGW_DROP_SL_DELIVER_OTHER_CHANNEL,
-	SGW_DROP_SL_DELIVER_CHAIN_FAIL,
-	SGW_DROP_SL_DELIVER_FULL,
-	SGW_DROP__COUNT
+	SGW_DROP__CORE
 };
+
+#define SGW_DROP_MAX 64  /* core and stage reasons; sgw_stages_init checks the sum */
+
 
 struct sgw_rule_ctr {
 	uint64_t pkts;
@@ -92,7 +76,7 @@ struct sgw_counters {
 	uint64_t cls_bytes[SGW_CLASS__COUNT];
 	uint64_t malformed[SGW_PR__COUNT];
 	uint64_t act[SGW_ACT__COUNT];
-	uint64_t drop[SGW_DROP__COUNT];
+	uint64_t drop[SGW_DROP_MAX];
 	uint64_t unmatched;
 	uint64_t handoff_out;
 	uint64_t handoff_in;
@@ -104,17 +88,6 @@ struct sgw_counters {
 	uint64_t loops;
 	uint64_t idle_sleeps;
 	uint64_t snapshot_gen;      /* generation this worker last ran with */
-	/*
-	 * satlink: frames the stage made and units it took in without loss, the
-	 * terms of the accounting identity beside rx, tx and drops
-	 * (docs/operations.md, "Exit report").
-	 */
-	uint64_t sl_data_frames;    /* DATA frames built (first copies, retransmissions) */
-	uint64_t sl_ctrl_frames;    /* control frames built (STATUS, HELLO, HELLO_ACK) */
-	uint64_t sl_pkts_carried;   /* IP packets released: acknowledged, or sent as datagram */
-	uint64_t sl_ctrl_read;      /* control frames received and taken by the session */
-	uint64_t sl_frags_merged;   /* received fragments merged into their packet's first */
-	uint64_t sl_rx_duplicates;  /* received DATA frames the session already had */
 } __rte_cache_aligned;
 
 /*
@@ -313,26 +286,32 @@ void sgw_worker_tx(struct sgw_worker *w, uint16_t pidx, struct rte_mbuf *m, uint
  * The accounting identity of the exit report (docs/operations.md): every
  * packet and frame is counted once,
  *   rx + originated == tx + dropped + consumed + held.
- * rx and tx are the ports' packet counts; originated the frames satlink made;
- * dropped drops.* and, role emulator, the link model's drops; consumed what
- * satlink took in without loss; held what satgw holds now (0 after the drain
- * at exit). held is exact only while the workers are stopped.
+ * rx and tx are the ports' packet counts; originated what stages made (satlink:
+ * its frames); dropped drops.* and, role emulator, the link model's drops;
+ * consumed what stages took in without loss; held what satgw holds now (0
+ * after the drain at exit). held is exact only while the workers are stopped.
  */
+#define SGW_ACCT_TERMS_MAX 16
+
+struct sgw_acct_term {
+	const char *name;
+	uint64_t v;
+};
+
 struct sgw_account {
 	uint64_t rx;
 	uint64_t tx;
 	uint64_t drops;               /* sum of drops.* */
 	uint64_t link_drops;          /* emulator: queue, loss and outage drops */
-	uint64_t orig_sl_data;        /* sgw_counters.sl_data_frames */
-	uint64_t orig_sl_ctrl;        /* sgw_counters.sl_ctrl_frames */
-	uint64_t cons_sl_carried;     /* sgw_counters.sl_pkts_carried */
-	uint64_t cons_sl_ctrl;        /* sgw_counters.sl_ctrl_read */
-	uint64_t cons_sl_merged;      /* sgw_counters.sl_frags_merged */
-	uint64_t cons_sl_dups;        /* sgw_counters.sl_rx_duplicates */
 	uint64_t held_tx_buffers;     /* the workers' TX buffers and re-inject queues */
 	uint64_t held_rings;          /* hand-off and TX rings */
 	uint64_t held_link;           /* emulator: frames on the emulated link */
-	uint64_t held_satlink;        /* sgw_sl_held() */
+	/* The stages' terms (their ops' account and held), every row of the table. */
+	uint16_t n_orig, n_cons, n_held;
+	struct sgw_acct_term orig[SGW_ACCT_TERMS_MAX];   /* originated */
+	struct sgw_acct_term cons[SGW_ACCT_TERMS_MAX];   /* consumed */
+	struct sgw_acct_term held[SGW_ACCT_TERMS_MAX];   /* held by a stage (its name) */
+	uint64_t originated, consumed, held_stages;      /* their sums */
 	uint64_t in;                  /* rx + originated */
 	uint64_t out;                 /* tx + dropped + consumed + held */
 };
@@ -345,7 +324,9 @@ void sgw_counters_sum(const struct sgw_dp *dp, struct sgw_counters *sum);
 void sgw_timer_stats_sum(const struct sgw_dp *dp, struct sgw_tw_stats *sum);
 int sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s);
 void sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s);
-const char *sgw_drop_name(enum sgw_drop d);
+/* Drop reason d's name (core or a stage's), and how many reasons there are. */
+const char *sgw_drop_name(unsigned int d);
+unsigned int sgw_drop_count(void);
 const char *sgw_dp_mode_name(const struct sgw_dp *dp);
 void sgw_rule_totals(const struct sgw_snapshot *s, uint32_t r, uint64_t *pkts, uint64_t *bytes);
 uint32_t sgw_flows_active(const struct sgw_dp *dp);

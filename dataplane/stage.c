@@ -41,12 +41,33 @@ sgw_stage_reinject_room(struct sgw_dp *dp, uint32_t n)
 		dp->reinj_cap = n;
 }
 
+unsigned int
+sgw_stage_drop_base(enum sgw_stage_id id)
+{
+	unsigned int base = SGW_DROP__CORE, k;
+
+	for (k = 0; k < (unsigned int)id && k < SGW_STAGE__COUNT; k++)
+		base += sgw_stages[k]->n_drops;
+	return base;
+}
+
+unsigned int
+sgw_drop_count(void)
+{
+	return sgw_stage_drop_base(SGW_STAGE__COUNT);
+}
+
 int
 sgw_stages_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 {
 	unsigned int id, c;
 	uint32_t i;
 
+	if (sgw_drop_count() > SGW_DROP_MAX) {
+		SGW_LOG(ERR, "the stages' drop reasons (%u) exceed SGW_DROP_MAX (%u)",
+			sgw_drop_count(), SGW_DROP_MAX);
+		return -1;
+	}
 	memset(dp->stage_of_port, -1, sizeof(dp->stage_of_port));
 	dp->reinj_cap = SGW_REINJECT_MIN;
 	for (c = 0; c < SGW_CLASS__COUNT; c++)

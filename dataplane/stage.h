@@ -96,6 +96,24 @@ struct sgw_stage_ops {
 	 * the exit report's accounting identity counts them as held.
 	 */
 	uint64_t (*held)(const struct sgw_dp *dp);
+	/*
+	 * Its own drop reasons, after the core ones in drops.* (names as the
+	 * exit JSON and telemetry show them): it counts reason r in
+	 * w->c.drop[sgw_stage_drop_base(id) + r], so a loss of its own is a
+	 * drop like any other and the accounting identity holds.
+	 */
+	const char *const *drop_names;
+	uint16_t n_drops;
+	/*
+	 * Its terms of the accounting identity (docs/operations.md): units it
+	 * made (originated) and units it took in without loss (consumed), summed
+	 * over workers into orig[0..n_orig) and cons[0..n_cons), named for the
+	 * exit JSON. account NULL: none.
+	 */
+	const char *const *orig_names;
+	const char *const *cons_names;
+	uint8_t n_orig, n_cons;
+	void (*account)(const struct sgw_dp *dp, uint64_t *orig, uint64_t *cons);
 	/* Reporting: its section of the exit JSON, its lines of the summary. */
 	void (*write_json)(const struct sgw_dp *dp, FILE *f);
 	void (*print_summary)(const struct sgw_dp *dp, FILE *f);
@@ -111,6 +129,9 @@ struct sgw_stage_ops {
 
 /* The stage table, indexed by enum sgw_stage_id. */
 extern const struct sgw_stage_ops *const sgw_stages[SGW_STAGE__COUNT];
+
+/* The first of stage id's drop reasons in drops.* (w->c.drop[]); the table's order. */
+unsigned int sgw_stage_drop_base(enum sgw_stage_id id);
 
 /* Every stage's init, in table order; builds dp's class and port maps. */
 int sgw_stages_init(struct sgw_dp *dp, const struct sgw_policy *pol);

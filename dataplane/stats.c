@@ -13,10 +13,11 @@
 
 #include "flow_table.h"
 #include "sgw_dp.h"
+#include "stage.h"
 #include "sgw_timer_wheel.h"
 #include "sgw_linkem.h"
 
-static const char *const drop_names[SGW_DROP__COUNT] = {
+static const char *const drop_names[SGW_DROP__CORE] = {
 	[SGW_DROP_MALFORMED] = "malformed",
 	[SGW_DROP_RULE] = "rule",
 	[SGW_DROP_DEFAULT] = "default_action",
@@ -25,25 +26,6 @@ static const char *const drop_names[SGW_DROP__COUNT] = {
 	[SGW_DROP_TX_FULL] = "tx_full",
 	[SGW_DROP_SHUTDOWN] = "shutdown",
 	[SGW_DROP_REINJECT_FULL] = "reinject_full",
-	[SGW_DROP_SL_NOT_OWNER] = "satlink_not_owner",
-	[SGW_DROP_SL_SEND_QUEUE_FULL] = "satlink_send_queue_full",
-	[SGW_DROP_SL_SEND_TOO_BIG] = "satlink_send_too_big",
-	[SGW_DROP_SL_SEND_NOT_CONNECTED] = "satlink_send_not_connected",
-	[SGW_DROP_SL_SEND_OTHER] = "satlink_send_other",
-	[SGW_DROP_SL_PACER_FULL] = "satlink_pacer_full",
-	[SGW_DROP_SL_RX_WRONG_PORT] = "satlink_rx_wrong_port",
-	[SGW_DROP_SL_RX_NO_SESSION] = "satlink_rx_no_session",
-	[SGW_DROP_SL_RX_BAD_HEADER] = "satlink_rx_bad_header",
-	[SGW_DROP_SL_RX_CHAINED] = "satlink_rx_chained",
-	[SGW_DROP_SL_RX_CRYPTO] = "satlink_rx_crypto",
-	[SGW_DROP_SL_RX_NO_KEY_HERE] = "satlink_rx_encrypted_no_key",
-	[SGW_DROP_SL_RX_REFUSED] = "satlink_rx_refused",
-	[SGW_DROP_SL_RELEASED_RX] = "satlink_released_rx",
-	[SGW_DROP_SL_RELEASED_UNACKED] = "satlink_released_unacked",
-	[SGW_DROP_SL_DELIVER_NOT_IP] = "satlink_deliver_not_ip",
-	[SGW_DROP_SL_DELIVER_OTHER_CHANNEL] = "satlink_deliver_other_channel",
-	[SGW_DROP_SL_DELIVER_CHAIN_FAIL] = "satlink_deliver_chain_fail",
-	[SGW_DROP_SL_DELIVER_FULL] = "satlink_deliver_full",
 };
 
 const char *
@@ -53,9 +35,18 @@ sgw_dp_mode_name(const struct sgw_dp *dp)
 }
 
 const char *
-sgw_drop_name(enum sgw_drop d)
+sgw_drop_name(unsigned int d)
 {
-	return d < SGW_DROP__COUNT ? drop_names[d] : "unknown";
+	unsigned int id, base;
+
+	if (d < SGW_DROP__CORE)
+		return drop_names[d];
+	for (id = 0; id < SGW_STAGE__COUNT; id++) {
+		base = sgw_stage_drop_base(id);
+		if (d - base < sgw_stages[id]->n_drops)
+			return sgw_stages[id]->drop_names[d - base];
+	}
+	return "unknown";
 }
 
 void
@@ -99,6 +90,36 @@ sgw_rule_totals(const struct sgw_snapshot *s, uint32_t r, uint64_t *pkts, uint64
 	}
 }
 
+/* Every row's terms, named, 0 for a stage that is off (the report's keys do not move). */
+static void
+account_stages(const struct sgw_dp *dp, struct sgw_account *a)
+{
+	unsigned int id, k;
+
+	for (id = 0; id < SGW_STAGE__COUNT; id++) {
+		const struct sgw_stage_ops *ops = sgw_stages[id];
+		uint64_t orig[SGW_ACCT_TERMS_MAX] = {0}, cons[SGW_ACCT_TERMS_MAX] = {0};
+
+		if (ops->account != NULL && dp->stage_on[id] &&
+		    ops->n_orig <= SGW_ACCT_TERMS_MAX && ops->n_cons <= SGW_ACCT_TERMS_MAX)
+			ops->account(dp, orig, cons);
+		for (k = 0; k < ops->n_orig && a->n_orig < SGW_ACCT_TERMS_MAX; k++) {
+			a->orig[a->n_orig++] = (struct sgw_acct_term){ops->orig_names[k], orig[k]};
+			a->originated += orig[k];
+		}
+		for (k = 0; k < ops->n_cons && a->n_cons < SGW_ACCT_TERMS_MAX; k++) {
+			a->cons[a->n_cons++] = (struct sgw_acct_term){ops->cons_names[k], cons[k]};
+			a->consumed += cons[k];
+		}
+		if (ops->held != NULL && a->n_held < SGW_ACCT_TERMS_MAX) {
+			uint64_t h = dp->stage_on[id] ? ops->held(dp) : 0;
+
+			a->held[a->n_held++] = (struct sgw_acct_term){ops->name, h};
+			a->held_stages += h;
+		}
+	}
+}
+
 int
 sgw_dp_account(const struct sgw_dp *dp, struct sgw_account *a)
 {
@@ -112,14 +133,9 @@ sgw_dp_account(const struct sgw_dp *dp, struct sgw_account *a)
 		a->rx += c.rx_pkts[p];
 		a->tx += c.tx_pkts[p];
 	}
-	for (i = 0; i < SGW_DROP__COUNT; i++)
+	for (i = 0; i < SGW_DROP_MAX; i++)
 		a->drops += c.drop[i];
-	a->orig_sl_data = c.sl_data_frames;
-	a->orig_sl_ctrl = c.sl_ctrl_frames;
-	a->cons_sl_carried = c.sl_pkts_carried;
-	a->cons_sl_ctrl = c.sl_ctrl_read;
-	a->cons_sl_merged = c.sl_frags_merged;
-	a->cons_sl_dups = c.sl_rx_duplicates;
+	account_stages(dp, a);
 	for (w = 0; w < dp->n_workers; w++) {
 		if (dp->workers[w] != NULL) {
 			for (p = 0; p < dp->n_ports; p++)
@@ -148,13 +164,9 @@ sgw_dp_account(const struct sgw_dp *dp, struct sgw_account *a)
 			a->held_link += sgw_ring_count(&dp->emu[d].r);
 		}
 	}
-	for (w = 0; w < SGW_STAGE__COUNT; w++)
-		if (dp->stage_on[w] && sgw_stages[w]->held != NULL)
-			a->held_satlink += sgw_stages[w]->held(dp);
-	a->in = a->rx + a->orig_sl_data + a->orig_sl_ctrl;
-	a->out = a->tx + a->drops + a->link_drops + a->cons_sl_carried + a->cons_sl_ctrl +
-		 a->cons_sl_merged + a->cons_sl_dups + a->held_tx_buffers + a->held_rings +
-		 a->held_link + a->held_satlink;
+	a->in = a->rx + a->originated;
+	a->out = a->tx + a->drops + a->link_drops + a->consumed + a->held_tx_buffers +
+		 a->held_rings + a->held_link + a->held_stages;
 	return a->in == a->out ? 0 : -1;
 }
 
@@ -215,6 +227,15 @@ sgw_timer_stats_sum(const struct sgw_dp *dp, struct sgw_tw_stats *sum)
 	}
 }
 
+static void
+write_terms(FILE *f, const struct sgw_acct_term *t, uint16_t n)
+{
+	uint16_t k;
+
+	for (k = 0; k < n; k++)
+		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", t[k].name, t[k].v);
+}
+
 int
 sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 {
@@ -263,7 +284,7 @@ sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 	for (i = 0; i < SGW_ACT__COUNT; i++)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", sgw_action_name(i), c.act[i]);
 	fprintf(f, "},\n  \"unmatched\": %" PRIu64 ",\n  \"drops\": {", c.unmatched);
-	for (i = 0; i < SGW_DROP__COUNT; i++)
+	for (i = 0; i < sgw_drop_count(); i++)
 		fprintf(f, "%s\"%s\": %" PRIu64, i ? ", " : "", sgw_drop_name(i), c.drop[i]);
 	fprintf(f, "},\n  \"rules\": [");
 	for (r = 0; s != NULL && r < s->pol.n_rules; r++) {
@@ -315,20 +336,17 @@ sgw_stats_write_json(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 	}
 	sgw_stages_write_json(dp, f);
 	sgw_dp_account(dp, &a);
-	fprintf(f, "  \"accounting\": {\"rx\": %" PRIu64 ", \"originated\": "
-		"{\"satlink_data_frames\": %" PRIu64 ", \"satlink_ctrl_frames\": %" PRIu64 "},\n"
-		"    \"tx\": %" PRIu64 ", \"dropped\": {\"drops\": %" PRIu64
-		", \"link\": %" PRIu64 "},\n"
-		"    \"consumed\": {\"satlink_pkts_carried\": %" PRIu64
-		", \"satlink_ctrl_frames_read\": %" PRIu64
-		", \"satlink_fragments_merged\": %" PRIu64
-		", \"satlink_duplicates\": %" PRIu64 "},\n"
-		"    \"held\": {\"tx_buffers\": %" PRIu64 ", \"rings\": %" PRIu64
-		", \"link\": %" PRIu64 ", \"satlink\": %" PRIu64 "},\n"
-		"    \"in\": %" PRIu64 ", \"out\": %" PRIu64 "},\n",
-		a.rx, a.orig_sl_data, a.orig_sl_ctrl, a.tx, a.drops, a.link_drops,
-		a.cons_sl_carried, a.cons_sl_ctrl, a.cons_sl_merged, a.cons_sl_dups,
-		a.held_tx_buffers, a.held_rings, a.held_link, a.held_satlink, a.in, a.out);
+	fprintf(f, "  \"accounting\": {\"rx\": %" PRIu64 ", \"originated\": {", a.rx);
+	write_terms(f, a.orig, a.n_orig);
+	fprintf(f, "},\n    \"tx\": %" PRIu64 ", \"dropped\": {\"drops\": %" PRIu64
+		", \"link\": %" PRIu64 "},\n    \"consumed\": {", a.tx, a.drops, a.link_drops);
+	write_terms(f, a.cons, a.n_cons);
+	fprintf(f, "},\n    \"held\": {\"tx_buffers\": %" PRIu64 ", \"rings\": %" PRIu64
+		", \"link\": %" PRIu64, a.held_tx_buffers, a.held_rings, a.held_link);
+	if (a.n_held > 0)
+		fprintf(f, ", ");
+	write_terms(f, a.held, a.n_held);
+	fprintf(f, "},\n    \"in\": %" PRIu64 ", \"out\": %" PRIu64 "},\n", a.in, a.out);
 	fprintf(f, "  \"mempool\": {\"size\": %u, \"in_use\": %u}\n}\n",
 		dp->pool ? dp->pool->size : 0, dp->pool ? rte_mempool_in_use_count(dp->pool) : 0);
 	return ferror(f) ? -1 : 0;
@@ -375,7 +393,7 @@ sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 		if (c.malformed[i] != 0)
 			fprintf(f, "  malformed %-16s %" PRIu64 "\n", sgw_parse_reason_name(i),
 				c.malformed[i]);
-	for (i = 0; i < SGW_DROP__COUNT; i++)
+	for (i = 0; i < sgw_drop_count(); i++)
 		if (c.drop[i] != 0)
 			fprintf(f, "  dropped   %-16s %" PRIu64 "\n", sgw_drop_name(i), c.drop[i]);
 	if (dp->emulator) {
@@ -397,7 +415,7 @@ sgw_stats_print_summary(const struct sgw_dp *dp, FILE *f, double elapsed_s)
 			c.flows_bypassed);
 	}
 	sgw_stages_print_summary(dp, f);
-	if (sgw_dp_account(dp, &acc) != 0 || acc.orig_sl_data + acc.orig_sl_ctrl != 0)
+	if (sgw_dp_account(dp, &acc) != 0 || acc.originated != 0)
 		fprintf(f, "  accounted: %" PRIu64 " in (received + made), %" PRIu64
 			" out (sent + dropped + consumed + held)%s\n", acc.in, acc.out,
 			acc.in == acc.out ? "" : "  <-- MISMATCH");

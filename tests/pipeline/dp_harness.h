@@ -120,16 +120,20 @@ expect_accounted(const struct sgw_dp *dp, bool at_exit, const std::string &who =
 	if (dp->snap == NULL)
 		return; /* never published: no worker ever ran */
 	sgw_dp_account(dp, &a);
-	uint64_t held = a.held_tx_buffers + a.held_rings + a.held_link + a.held_satlink;
+	uint64_t held = a.held_tx_buffers + a.held_rings + a.held_link + a.held_stages;
+	std::string made, consumed, staged;
+	for (uint16_t k = 0; k < a.n_orig; k++)
+		made += std::string(" + ") + a.orig[k].name + " " + std::to_string(a.orig[k].v);
+	for (uint16_t k = 0; k < a.n_cons; k++)
+		consumed += std::string(" + ") + a.cons[k].name + " " + std::to_string(a.cons[k].v);
+	for (uint16_t k = 0; k < a.n_held; k++)
+		staged += std::string(", ") + a.held[k].name + " " + std::to_string(a.held[k].v);
 	EXPECT_EQ(a.in, a.out)
 		<< who << (at_exit ? " at exit" : " before the drain")
-		<< ": rx " << a.rx << " + made " << a.orig_sl_data << " data, " << a.orig_sl_ctrl
-		<< " ctrl frames != tx " << a.tx << " + drops " << a.drops << " + link drops "
-		<< a.link_drops << " + carried " << a.cons_sl_carried << " + ctrl read "
-		<< a.cons_sl_ctrl << " + merged " << a.cons_sl_merged << " + duplicates "
-		<< a.cons_sl_dups << " + held " << held << " (tx buffers " << a.held_tx_buffers
-		<< ", rings " << a.held_rings << ", link " << a.held_link << ", satlink "
-		<< a.held_satlink << ")";
+		<< ": rx " << a.rx << made << " != tx " << a.tx << " + drops " << a.drops
+		<< " + link drops " << a.link_drops << consumed << " + held " << held
+		<< " (tx buffers " << a.held_tx_buffers << ", rings " << a.held_rings << ", link "
+		<< a.held_link << staged << ")";
 	if (at_exit) {
 		EXPECT_EQ(held, 0u) << who << ": still held after the shutdown drain";
 	}

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -739,8 +740,8 @@ TEST_F(Pipeline, HundredReloadsWhileForwardingLoseNothing)
 	EXPECT_EQ(reloads, 100);
 	EXPECT_EQ(got, total);
 	sgw_counters c = sum();
-	for (int d = 0; d < SGW_DROP__COUNT; d++)
-		EXPECT_EQ(c.drop[d], 0u) << sgw_drop_name(sgw_drop(d));
+	for (unsigned int d = 0; d < sgw_drop_count(); d++)
+		EXPECT_EQ(c.drop[d], 0u) << sgw_drop_name(d);
 	EXPECT_EQ(c.rx_pkts[0], total);
 	EXPECT_EQ(c.tx_pkts[1], total);
 	EXPECT_EQ(dp->snap->gen, 101u);
@@ -1026,3 +1027,30 @@ TEST_F(Emulator, RefusesToStartWithoutMbufsForRateTimesDelay)
 }
 
 } // namespace
+
+/*
+ * drops.* is the core reasons, then each stage's own (its ops' drop_names, in
+ * table order): every reason has one name, no two share it, they fit the
+ * counters' array, and a stage's base is where its names start.
+ */
+TEST(DropReasons, CoreThenEachStagesOwnUniqueAndInBounds)
+{
+	std::set<std::string> seen;
+
+	ASSERT_LE(sgw_drop_count(), unsigned(SGW_DROP_MAX));
+	EXPECT_STREQ(sgw_drop_name(SGW_DROP_SHUTDOWN), "shutdown");
+	for (unsigned int d = 0; d < sgw_drop_count(); d++) {
+		std::string n = sgw_drop_name(d);
+		EXPECT_NE(n, "unknown") << d;
+		EXPECT_TRUE(seen.insert(n).second) << "two reasons named " << n;
+	}
+	EXPECT_STREQ(sgw_drop_name(sgw_drop_count()), "unknown");
+	unsigned int base = SGW_DROP__CORE;
+	for (unsigned int id = 0; id < SGW_STAGE__COUNT; id++) {
+		EXPECT_EQ(sgw_stage_drop_base(sgw_stage_id(id)), base) << sgw_stages[id]->name;
+		for (unsigned int r = 0; r < sgw_stages[id]->n_drops; r++)
+			EXPECT_STREQ(sgw_drop_name(base + r), sgw_stages[id]->drop_names[r]);
+		base += sgw_stages[id]->n_drops;
+	}
+	EXPECT_EQ(base, sgw_drop_count());
+}
