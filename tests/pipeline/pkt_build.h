@@ -183,13 +183,15 @@ with_ip6_hbh(const std::vector<uint8_t> &f, size_t opt_bytes)
 		h.insert(h.end(), pad - 2, 0);
 	}
 	h[1] = uint8_t(h.size() / 8 - 1);
-	std::vector<uint8_t> v(f.begin(), f.begin() + long(ext));
+	/* Copied into place (g++ 12 -O3 sees a false array bound in vector::insert here). */
+	std::vector<uint8_t> v(f.size() + h.size());
+	std::copy(f.begin(), f.begin() + long(ext), v.begin());
+	std::copy(h.begin(), h.end(), v.begin() + long(ext));
+	std::copy(f.begin() + long(ext), f.end(), v.begin() + long(ext + h.size()));
 	uint16_t plen = uint16_t((v[l3 + 4] << 8 | v[l3 + 5]) + h.size());
 	v[l3 + 4] = uint8_t(plen >> 8);
 	v[l3 + 5] = uint8_t(plen);
 	v[l3 + 6] = 0; /* hop-by-hop */
-	v.insert(v.end(), h.begin(), h.end());
-	v.insert(v.end(), f.begin() + long(ext), f.end());
 	return v;
 }
 
