@@ -173,10 +173,8 @@ learned_right() {
 stop_boxes() {
 	local tag=$1 box
 	shift
-	tb_boxes_stop "$@"
+	tb_boxes_stop_keep "$tag" "$@"
 	for box in "$@"; do
-		[ "${TB_BOX_RC[$box]}" -eq 0 ] || tb_fail "satgw $box ($tag) exit code ${TB_BOX_RC[$box]} (3 = mbufs leaked)"
-		cp "$(tb_box_json "$box")" "$TB_DIR/$box-$tag.json"
 		"$TB_PY" "$TB_E2E_DIR/stats.py" check "$TB_DIR/$box-$tag.json" \
 			--expect 'mempool.in_use == 0' >&2 ||
 			tb_fail "counter checks failed for $box ($tag: $TB_DIR/$box-$tag.json)"

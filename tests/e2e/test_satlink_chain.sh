@@ -66,18 +66,6 @@ for f in "$HUB_POLICY" "$TERM_POLICY" "$EMU_POLICY" "$EMU2_POLICY"; do
 		{ cat "$TB_DIR/check.out" >&2; tb_fail "$(basename "$f") does not validate"; }
 done
 
-# stop_boxes TAG BOX...: stop the boxes (at once), each must exit 0 and write
-# its stats JSON, kept as BOX-TAG.json.
-stop_boxes() {
-	local tag=$1 box
-	shift
-	tb_boxes_stop "$@"
-	for box in "$@"; do
-		[ "${TB_BOX_RC[$box]}" -eq 0 ] || tb_fail "satgw $box ($tag) exit code ${TB_BOX_RC[$box]} (3 = mbufs leaked)"
-		[ -s "$(tb_box_json "$box")" ] || tb_fail "satgw $box ($tag) wrote no stats JSON"
-		cp "$(tb_box_json "$box")" "$TB_DIR/$box-$tag.json"
-	done
-}
 # start_sniffer NAME IFACE-ARGS...: satlink.py sniff in netns emu, started once its
 # socket is bound (so it sees every frame the test sends after this).
 start_sniffer() {
@@ -187,12 +175,12 @@ for ok, w in checks:
     print("  %s   /satgw/satlink: %s" % ("ok" if ok else "FAIL", w), file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
-stop_boxes p1 hub term
+tb_boxes_stop_keep p1 hub term
 # Nothing enters the link now: stop the emulator once the last frames left it.
 tb_box_wait_link_empty emu 20
 kill -TERM "$SAMPLER" 2>/dev/null || true
 tb_wait_pid "$SAMPLER" 5 || true
-stop_boxes p1 emu
+tb_boxes_stop_keep p1 emu
 
 tb_log "phase 1: link counters (emulator):"
 "$TB_PY" "$TB_E2E_DIR/chain.py" link "$TB_DIR/emu-p1.json" --policy "$EMU_POLICY" \
@@ -274,7 +262,7 @@ head -c "$((SL_GCM_FILE_KB * 1024))" /dev/urandom >"$TB_DIR/gcm.bin"
 start_sniffer sniff2 hub0 "$TB_DIR/sniff2.json" --needles "$TB_DIR/gcm.bin" --needle-every 4096
 tb_xfer fh mh "$TB_IP_MH" "$TB_DIR/gcm.bin" 40
 stop_sniffer "$SNIFF" sniff2
-stop_boxes p2 hub term
+tb_boxes_stop_keep p2 hub term
 
 tb_log "phase 2: satlink counters:"
 sl_summary "$TB_DIR/hub-p2.json" hub
@@ -333,7 +321,7 @@ for i in range(200):
 tb_box_wait_tel hub 30 /satgw/ports 'd["terr"]["rx_packets"] >= 200'
 tb_box_wait_tel hub 30 /satgw/satlink 'd["0"]["crypto_drop_bad_tag"] > 0'
 tb_box_wait_tel term 30 /satgw/satlink 'd["0"]["crypto_drop_bad_tag"] > 0'
-stop_boxes p3 hub term
+tb_boxes_stop_keep p3 hub term
 mh_rx1=$(tb_ns mh cat /sys/class/net/mh0/statistics/rx_packets)
 tb_log "phase 3: satlink counters:"
 sl_summary "$TB_DIR/hub-p3.json" hub
@@ -348,6 +336,6 @@ stats_check "$TB_DIR/term-p3.json" "term (phase 3)" --expect 'ports.lan.tx_packe
 	--expect 'mempool.in_use == 0'
 stats_check "$TB_DIR/hub-p3.json" "hub (phase 3)" --expect 'ports.terr.rx_packets >= 200' \
 	--expect 'mempool.in_use == 0'
-stop_boxes p23 emu
+tb_boxes_stop_keep p23 emu
 stats_check "$TB_DIR/emu-p23.json" "emu (phases 2, 3)" --expect 'mempool.in_use == 0'
 tb_pass

@@ -735,6 +735,19 @@ tb_box_stop() {
 	tb_log "satgw $box stopped, exit code $rc"
 }
 
+# tb_boxes_stop_keep TAG BOX...: stop the boxes (at once); each must exit 0
+# and write its stats JSON, kept as $TB_DIR/BOX-TAG.json.
+tb_boxes_stop_keep() {
+	local tag=$1 box
+	shift
+	tb_boxes_stop "$@"
+	for box in "$@"; do
+		[ "${TB_BOX_RC[$box]}" -eq 0 ] || tb_fail "satgw $box ($tag) exit code ${TB_BOX_RC[$box]} (3 = mbufs leaked)"
+		[ -s "$(tb_box_json "$box")" ] || tb_fail "satgw $box ($tag) wrote no stats JSON"
+		cp "$(tb_box_json "$box")" "$TB_DIR/$box-$tag.json"
+	done
+}
+
 # tb_boxes_stop BOX...: SIGINT to all of them at once, then wait for each (20 s at most);
 # TB_BOX_RC[BOX] = exit code (stopping one by one costs seconds per box).
 tb_boxes_stop() {
