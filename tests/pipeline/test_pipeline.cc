@@ -164,7 +164,7 @@ protected:
 	std::vector<Bytes> recv(RingPort &p)
 	{
 		std::vector<Bytes> out;
-		void *o;
+		void *o = nullptr;
 
 		while (rte_ring_dequeue(p.tx, &o) == 0) {
 			struct rte_mbuf *m = static_cast<struct rte_mbuf *>(o);
