@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Tests of lib/sgw_xcp.c: the XCP header codec and the router controller, in
+// virtual time.
+//
+// Codec: golden bytes, round trips of random and extreme values, every
+// truncation length, each refusal reason, the in-place lowering and its
+// patch, the checksum adjustment against a full recomputation.
+//
+// Controller: the equations of one interval against a hand computation, no
+// RTT cap below 10 s, the persistent-queue window, the seqlock, and the
+// multi-core property (a stream split over 4 accumulators aggregates to the
+// same bits as one accumulator).
+//
+// Model (class Model): N window-based XCP senders, each pacing cwnd bytes
+// per RTT in 1000-byte packets, through one FIFO bottleneck of capacity C
+// served in 1 ms steps; the gateway runs sgw_xcp_process on the real header
+// bytes of each packet as it joins the queue (the worker chosen round
+// robin), samples the queue into sgw_xcp_qest and aggregates when the
+// control interval ends; a departing packet's header comes back to its
+// sender one base RTT later (the receiver echoes H_feedback as reverse
+// feedback), and the sender applies cwnd = max(cwnd + feedback, 1 packet).
+// The step (1 ms) is 1/500 to 1/900 of the RTTs used.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <vector>
+
+#include "sgw_xcp.h"
+
+namespace {
+
+constexpr uint8_t kProto = 254;
+
+struct Rng {
+	uint64_t s;
+	explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull) {}
+	uint64_t Next()
+	{
+		uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+		z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+		return z ^ (z >> 31);
+	}
+	uint64_t Range(uint64_t lo, uint64_t hi) { return lo + Next() % (hi - lo + 1); }
+};
+
+sgw_xcp_fields
+Fields(uint8_t next, uint32_t rtt, uint32_t cwnd, int32_t fb, int32_t rev, uint8_t flags = 0)
+{
+	sgw_xcp_fields f{};
+	f.next = next;
+	f.flags = flags;
+	f.rtt_us = rtt;
+	f.cwnd = cwnd;
+	f.feedback = fb;
+	f.reverse = rev;
+	return f;
+}
+
+// ---- codec ----
+
+TEST(XcpCodec, GoldenBytes)
+{
+	uint8_t b[SGW_XCPW_LEN];
+	auto f = Fields(6, 0x01020304u, 0xA0B0C0D0u, -2, 0x7FFFFFFF, SGW_XCPW_F_REVERSE);
+	ASSERT_EQ(sgw_xcp_build(b, sizeof(b), kProto, &f), 20u);
+	const uint8_t want[20] = {6,    0x21, 5,    0,    1,    2,    3,    4,    0xA0, 0xB0,
+				  0xC0, 0xD0, 0xFF, 0xFF, 0xFF, 0xFE, 0x7F, 0xFF, 0xFF, 0xFF};
+	EXPECT_EQ(0, memcmp(b, want, sizeof(want)));
+}
+
+TEST(XcpCodec, RoundTripRandomAndExtremes)
+{
+	Rng r(1);
+	const int32_t ext[] = {INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX};
+	for (int i = 0; i < 20000; i++) {
+		sgw_xcp_fields f = Fields(static_cast<uint8_t>(r.Next()),
+					  static_cast<uint32_t>(r.Next()),
+					  static_cast<uint32_t>(r.Next()),
+					  static_cast<int32_t>(static_cast<uint32_t>(r.Next())),
+					  static_cast<int32_t>(static_cast<uint32_t>(r.Next())),
+					  static_cast<uint8_t>(r.Next() & 0xf));
+		if (i < 36) {
+			f.feedback = ext[i % 6];
+			f.reverse = ext[i / 6];
+		}
+		if (i == 36) {
+			f.rtt_us = UINT32_MAX;
+			f.cwnd = 0;
+		}
+		uint8_t b[SGW_XCPW_LEN + 3];
+		if (f.next == kProto) {
+			EXPECT_EQ(sgw_xcp_build(b, sizeof(b), kProto, &f), 0u);
+			continue;
+		}
+		ASSERT_EQ(sgw_xcp_build(b, sizeof(b), kProto, &f), 20u);
+		sgw_xcp_fields g{};
+		ASSERT_EQ(sgw_xcp_parse(b, 20, kProto, &g), SGW_XCP_OK);
+		EXPECT_EQ(g.next, f.next);
+		EXPECT_EQ(g.flags, f.flags);
+		EXPECT_EQ(g.hlen, 20);
+		EXPECT_EQ(g.rtt_us, f.rtt_us);
+		EXPECT_EQ(g.cwnd, f.cwnd);
+		EXPECT_EQ(g.feedback, f.feedback);
+		EXPECT_EQ(g.reverse, f.reverse);
+	}
+}
+
+TEST(XcpCodec, EveryTruncationLength)
+{
+	uint8_t b[32];
+	auto f = Fields(50, 600000, 1000000, 100, -100);
+	ASSERT_EQ(sgw_xcp_build(b, sizeof(b), kProto, &f), 20u);
+	for (size_t len = 0; len < SGW_XCPW_LEN; len++) {
+		sgw_xcp_fields g = Fields(1, 2, 3, 4, 5);
+		EXPECT_EQ(sgw_xcp_parse(b, len, kProto, &g), SGW_XCP_E_TRUNC) << len;
+		EXPECT_EQ(g.rtt_us, 2u);  // untouched on error
+		EXPECT_EQ(sgw_xcp_lower_feedback(b, len, -5, nullptr), -1) << len;
+		EXPECT_EQ(sgw_xcp_set_reverse(b, len, -5, nullptr), -1) << len;
+		EXPECT_EQ(sgw_xcp_build(b, len, kProto, &f), 0u) << len;
+	}
+	// The header is untouched by the refused writes.
+	sgw_xcp_fields g{};
+	EXPECT_EQ(sgw_xcp_parse(b, 20, kProto, &g), SGW_XCP_OK);
+	EXPECT_EQ(g.feedback, 100);
+	EXPECT_EQ(sgw_xcp_parse(nullptr, 20, kProto, &g), SGW_XCP_E_TRUNC);
+
+	// A longer header (hlen 7 words = 28 bytes): every length short of it.
+	b[SGW_XCPW_OFF_HLEN] = 7;
+	for (size_t len = 20; len < 28; len++)
+		EXPECT_EQ(sgw_xcp_parse(b, len, kProto, &g), SGW_XCP_E_HLEN_TRUNC) << len;
+	EXPECT_EQ(sgw_xcp_parse(b, 28, kProto, &g), SGW_XCP_OK);
+	EXPECT_EQ(g.hlen, 28);
+	EXPECT_EQ(g.rtt_us, 600000u);
+}
+
+TEST(XcpCodec, RefusalReasons)
+{
+	uint8_t b[64];
+	sgw_xcp_fields g{};
+	auto f = Fields(6, 1, 2, 3, 4);
+	ASSERT_EQ(sgw_xcp_build(b, sizeof(b), kProto, &f), 20u);
+	for (int v = 0; v < 16; v++) {
+		b[SGW_XCPW_OFF_VER_FLAGS] = static_cast<uint8_t>(v << 4);
+		EXPECT_EQ(sgw_xcp_parse(b, sizeof(b), kProto, &g),
+			  v == SGW_XCPW_VERSION ? SGW_XCP_OK : SGW_XCP_E_VERSION)
+			<< v;
+	}
+	b[SGW_XCPW_OFF_VER_FLAGS] = SGW_XCPW_VERSION << 4;
+	for (int h = 0; h < 256; h++) {
+		b[SGW_XCPW_OFF_HLEN] = static_cast<uint8_t>(h);
+		enum sgw_xcp_err want = h < 5 ? SGW_XCP_E_HLEN
+					: h * 4 > 64 ? SGW_XCP_E_HLEN_TRUNC
+						     : SGW_XCP_OK;
+		EXPECT_EQ(sgw_xcp_parse(b, sizeof(b), kProto, &g), want) << h;
+	}
+	b[SGW_XCPW_OFF_HLEN] = 5;
+	// The protocol number is a parameter: nested only under its own number.
+	b[SGW_XCPW_OFF_NEXT] = 254;
+	EXPECT_EQ(sgw_xcp_parse(b, 20, 254, &g), SGW_XCP_E_NESTED);
+	EXPECT_EQ(sgw_xcp_parse(b, 20, 253, &g), SGW_XCP_OK);
+	EXPECT_EQ(g.next, 254);
+	// Unknown flags and the reserved byte are ignored.
+	b[SGW_XCPW_OFF_NEXT] = 6;
+	b[SGW_XCPW_OFF_VER_FLAGS] = 0x2f;
+	b[SGW_XCPW_OFF_RSVD] = 0x99;
+	EXPECT_EQ(sgw_xcp_parse(b, 20, kProto, &g), SGW_XCP_OK);
+	EXPECT_EQ(g.flags, 0xf);
+}
+
+TEST(XcpCodec, NamesStable)
+{
+	EXPECT_STREQ(sgw_xcp_err_name(SGW_XCP_OK), "ok");
+	EXPECT_STREQ(sgw_xcp_err_name(SGW_XCP_E_TRUNC), "trunc");
+	EXPECT_STREQ(sgw_xcp_err_name(SGW_XCP_E_VERSION), "bad_version");
+	EXPECT_STREQ(sgw_xcp_err_name(SGW_XCP_E_HLEN), "bad_hlen");
+	EXPECT_STREQ(sgw_xcp_err_name(SGW_XCP_E_HLEN_TRUNC), "hlen_trunc");
+	EXPECT_STREQ(sgw_xcp_err_name(SGW_XCP_E_NESTED), "nested");
+	EXPECT_STREQ(sgw_xcp_err_name(SGW_XCP_E__COUNT), "unknown");
+	for (int s = 0; s < SGW_XCP_S__COUNT; s++)
+		EXPECT_STRNE(sgw_xcp_sum_name(static_cast<sgw_xcp_sum>(s)), "unknown") << s;
+}
+
+TEST(XcpCodec, LowerOnlyLowersAndReportsTheBytes)
+{
+	uint8_t b[SGW_XCPW_LEN], before[SGW_XCPW_LEN];
+	auto f = Fields(6, 600000, 100000, 500, 0);
+	ASSERT_EQ(sgw_xcp_build(b, sizeof(b), kProto, &f), 20u);
+	memcpy(before, b, sizeof(b));
+	sgw_xcp_patch pt{};
+	EXPECT_EQ(sgw_xcp_lower_feedback(b, sizeof(b), 500, &pt), 0);
+	EXPECT_EQ(sgw_xcp_lower_feedback(b, sizeof(b), 501, &pt), 0);
+	EXPECT_EQ(0, memcmp(b, before, sizeof(b)));
+	EXPECT_EQ(sgw_xcp_lower_feedback(b, sizeof(b), -70000, &pt), 1);
+	EXPECT_EQ(pt.off, SGW_XCPW_OFF_FEEDBACK);
+	EXPECT_EQ(pt.len, 4);
+	EXPECT_EQ(0, memcmp(pt.old_b, before + 12, 4));
+	EXPECT_EQ(0, memcmp(pt.new_b, b + 12, 4));
+	for (size_t i = 0; i < sizeof(b); i++)
+		if (i < 12 || i >= 16) {
+			EXPECT_EQ(b[i], before[i]) << i;
+		}
+	sgw_xcp_fields g{};
+	ASSERT_EQ(sgw_xcp_parse(b, sizeof(b), kProto, &g), SGW_XCP_OK);
+	EXPECT_EQ(g.feedback, -70000);
+	EXPECT_EQ(sgw_xcp_lower_feedback(b, sizeof(b), INT32_MIN, nullptr), 1);
+	ASSERT_EQ(sgw_xcp_parse(b, sizeof(b), kProto, &g), SGW_XCP_OK);
+	EXPECT_EQ(g.feedback, INT32_MIN);
+
+	EXPECT_EQ(sgw_xcp_set_reverse(b, sizeof(b), -42, &pt), 1);
+	EXPECT_EQ(pt.off, SGW_XCPW_OFF_REVERSE);
+	ASSERT_EQ(sgw_xcp_parse(b, sizeof(b), kProto, &g), SGW_XCP_OK);
+	EXPECT_EQ(g.reverse, -42);
+	EXPECT_EQ(g.flags & SGW_XCPW_F_REVERSE, SGW_XCPW_F_REVERSE);
+}
+
+uint16_t
+FullCsum(const uint8_t *p, size_t n)
+{
+	uint32_t s = 0;
+	for (size_t i = 0; i + 1 < n; i += 2)
+		s += static_cast<uint32_t>(p[i] << 8 | p[i + 1]);
+	if (n & 1)
+		s += static_cast<uint32_t>(p[n - 1] << 8);
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return static_cast<uint16_t>(~s);
+}
+
+TEST(XcpCodec, ChecksumAdjustMatchesRecomputation)
+{
+	// A caller that carries the header inside a checksummed range (here at
+	// offset 8 of 60 bytes) fixes the checksum from the patch alone.
+	Rng r(7);
+	for (int i = 0; i < 5000; i++) {
+		uint8_t buf[60];
+		for (auto &c : buf)
+			c = static_cast<uint8_t>(r.Next());
+		auto f = Fields(17, static_cast<uint32_t>(r.Next()), static_cast<uint32_t>(r.Next()),
+				INT32_MAX, static_cast<int32_t>(static_cast<uint32_t>(r.Next())));
+		ASSERT_EQ(sgw_xcp_build(buf + 8, 52, kProto, &f), 20u);
+		uint16_t c0 = FullCsum(buf, sizeof(buf));
+		sgw_xcp_patch pt{};
+		int32_t fb = static_cast<int32_t>(static_cast<uint32_t>(r.Next()) >> 1) - (1 << 30);
+		ASSERT_EQ(sgw_xcp_lower_feedback(buf + 8, 52, fb, &pt), 1);
+		uint16_t want = FullCsum(buf, sizeof(buf));
+		uint16_t got = sgw_xcp_csum_adjust(c0, &pt);
+		// 0x0000 and 0xffff are the same one's-complement value.
+		if (want != got) {
+			EXPECT_TRUE((want == 0 && got == 0xffff) || (want == 0xffff && got == 0))
+				<< i;
+		}
+	}
+}
+
+// ---- controller: one interval by hand ----
+
+sgw_xcp_conf
+Conf()
+{
+	sgw_xcp_conf c;
+	sgw_xcp_conf_default(&c);
+	return c;
+}
+
+TEST(XcpCtl, ConfDefaultsAndChecks)
+{
+	sgw_xcp_conf c = Conf();
+	EXPECT_EQ(c.alpha, 0.4);
+	EXPECT_EQ(c.beta, 0.226);
+	EXPECT_EQ(c.gamma, 0.1);
+	EXPECT_EQ(sgw_xcp_conf_check(&c), 0);
+	c.rtt_max_ns = 500000000ull;  // the htsim trap: below a GEO round trip
+	c.d_init_ns = 100000000ull;
+	EXPECT_EQ(sgw_xcp_conf_check(&c), -1);
+	c = Conf();
+	c.alpha = NAN;
+	EXPECT_EQ(sgw_xcp_conf_check(&c), -1);
+	c = Conf();
+	c.d_min_ns = 0;
+	EXPECT_EQ(sgw_xcp_conf_check(&c), -1);
+}
+
+struct Pk {
+	uint32_t size, rtt_us, cwnd;
+};
+
+// One interval of a known stream through one accumulator: the aggregate
+// must be the paper's equations evaluated by hand.
+TEST(XcpCtl, OneIntervalMatchesTheEquations)
+{
+	sgw_xcp_conf c = Conf();
+	sgw_xcp_acc acc;
+	sgw_xcp_acc_init(&acc);
+	sgw_xcp_ctl ctl;
+	sgw_xcp_params p;
+	sgw_xcp_ctl_init(&c, &ctl, 1000, nullptr, &p);
+	EXPECT_EQ(p.xi_p, 0.0);
+	EXPECT_EQ(ctl.d_ns, c.d_init_ns);
+
+	// Two flows (rtt 0.6 s / cwnd 300 kB and rtt 0.8 s / cwnd 100 kB), one
+	// packet without RTT, non-XCP load.
+	std::vector<Pk> st;
+	for (int i = 0; i < 300; i++)
+		st.push_back({1000, 600000, 300000});
+	for (int i = 0; i < 100; i++)
+		st.push_back({1500, 800000, 100000});
+	double y = 0, xb = 0, rb = 0, rsc = 0, r2sc = 0;
+	for (auto &k : st) {
+		EXPECT_EQ(sgw_xcp_on_packet(&acc, &p, k.size, k.rtt_us, k.cwnd), 0);
+		y += k.size;
+		xb += k.size;
+		rb += double(k.rtt_us) * k.size;
+		rsc += double(k.rtt_us) * k.size / k.cwnd;
+		r2sc += double(k.rtt_us) * k.rtt_us * k.size / k.cwnd;
+	}
+	EXPECT_EQ(sgw_xcp_on_packet(&acc, &p, 100, 0, 5000), 0);
+	sgw_xcp_on_other(&acc, 4000);
+	y += 4100;
+
+	const double C = 1.25e6, Q = 20000;
+	const uint64_t now = 1000 + 700000000ull;  // interval ran 0.7 s
+	sgw_xcp_sums snap;
+	sgw_xcp_acc_read(&acc, &snap);
+	sgw_xcp_ctl nx;
+	sgw_xcp_aggregate(&c, &ctl, &snap, 1, C, Q, now, &nx, &p);
+
+	const double dt = 0.7, d = rb / xb / 1e6;  // s
+	const double in = y / dt, S = C - in;
+	const double phi = 0.4 * d * S - 0.226 * Q;
+	const double h = std::max(0.0, 0.1 * in * d - std::fabs(phi));
+	const double pos = h + std::max(phi, 0.0), neg = h + std::max(-phi, 0.0);
+	const double d_us = d * 1e6, dt_us = dt * 1e6;
+	const double xi_p = pos * dt_us / (d_us * d_us * rsc);
+	const double xi_n = neg * dt_us / (d_us * d_us * xb);
+	EXPECT_EQ(p.epoch, 1u);
+	EXPECT_NEAR(double(nx.d_ns), d * 1e9, 1.0);
+	EXPECT_NEAR(nx.last.input_Bps, in, in * 1e-12);
+	EXPECT_NEAR(nx.last.phi_bytes, phi, std::fabs(phi) * 1e-9);
+	EXPECT_NEAR(nx.last.h_bytes, h, 1e-6);
+	// rsc is summed with 16 fraction bits per packet: relative error < 2^-16 / term.
+	EXPECT_NEAR(p.xi_p, xi_p, xi_p * 1e-6);
+	EXPECT_NEAR(p.xi_n, xi_n, xi_n * 1e-9);
+	EXPECT_NEAR(nx.last.flows, rsc / dt_us, 1e-6);  // 2 flows, 0.7 s of each
+	EXPECT_NEAR(nx.last.rtt_flow_ns, r2sc / rsc * 1e3, 1e3);
+	EXPECT_EQ(nx.t_start_ns, now);
+	EXPECT_EQ(nx.last.delta.v[SGW_XCP_S_NORTT], 1u);
+	EXPECT_EQ(nx.last.delta.v[SGW_XCP_S_PKTS], 402u);
+
+	// Per packet: p_i = xi_p rtt^2 s / cwnd, n_i = xi_n rtt s.
+	for (auto &k : {st.front(), st.back()}) {
+		double r = k.rtt_us, s = k.size;
+		double want = p.xi_p * r * r * s / k.cwnd - p.xi_n * r * s;
+		EXPECT_NEAR(sgw_xcp_feedback(&p, k.size, k.rtt_us, k.cwnd), want, 0.5 + 1e-9);
+	}
+	// A sender without an RTT gets no increase.
+	EXPECT_EQ(sgw_xcp_feedback(&p, 1000, 0, 1000), 0);
+}
+
+// The known trap: no cap on the RTT below 10 s. A 2.5 s path makes a 2.5 s
+// interval; 20 s is clamped to rtt_max and counted.
+TEST(XcpCtl, NoRttCapBelowTenSeconds)
+{
+	sgw_xcp_conf c = Conf();
+	sgw_xcp_acc acc;
+	sgw_xcp_acc_init(&acc);
+	sgw_xcp_ctl ctl;
+	sgw_xcp_params p;
+	sgw_xcp_ctl_init(&c, &ctl, 0, nullptr, &p);
+	for (int i = 0; i < 10; i++)
+		sgw_xcp_on_packet(&acc, &p, 1000, 2500000, 100000);
+	sgw_xcp_sums s;
+	sgw_xcp_acc_read(&acc, &s);
+	sgw_xcp_aggregate(&c, &ctl, &s, 1, 1e6, 0, 100000000ull, &ctl, &p);
+	EXPECT_EQ(ctl.d_ns, 2500000000ull);
+	EXPECT_EQ(ctl.last.delta.v[SGW_XCP_S_CLAMPED], 0u);
+	for (int i = 0; i < 10; i++)
+		sgw_xcp_on_packet(&acc, &p, 1000, 20000000, 100000);
+	sgw_xcp_acc_read(&acc, &s);
+	sgw_xcp_aggregate(&c, &ctl, &s, 1, 1e6, 0, 2600000000ull, &ctl, &p);
+	EXPECT_EQ(ctl.d_ns, 10000000000ull);
+	EXPECT_EQ(ctl.last.delta.v[SGW_XCP_S_CLAMPED], 10u);
+	// Feedback of a 20 s packet equals that of a 10 s one.
+	EXPECT_EQ(sgw_xcp_feedback(&p, 1000, 20000000, 100000),
+		  sgw_xcp_feedback(&p, 1000, 10000000, 100000));
+}
+
+// ---- multi-core ----
+
+// A random stream over 12 intervals, each packet to one of 4 workers at
+// random; snapshots taken at the interval ends. The controller state and the
+// published parameters equal, bit for bit, those of one worker seeing the
+// whole stream: integer sums are associative and every per-packet term is
+// computed and rounded identically on every worker.
+TEST(XcpCtl, FourWorkersAggregateExactlyLikeOne)
+{
+	sgw_xcp_conf c = Conf();
+	Rng r(42);
+	sgw_xcp_acc one, four[4];
+	sgw_xcp_acc_init(&one);
+	for (auto &a : four)
+		sgw_xcp_acc_init(&a);
+	sgw_xcp_ctl c1, c4;
+	sgw_xcp_params p1, p4;
+	sgw_xcp_ctl_init(&c, &c1, 5, nullptr, &p1);
+	sgw_xcp_ctl_init(&c, &c4, 5, nullptr, &p4);
+	uint64_t now = 5;
+	int nonzero = 0;
+	for (int iv = 0; iv < 12; iv++) {
+		int n = static_cast<int>(r.Range(0, 30000));
+		for (int i = 0; i < n; i++) {
+			uint32_t size = static_cast<uint32_t>(r.Range(40, 9000));
+			uint32_t rtt = r.Range(0, 20) == 0 ? 0
+				     : static_cast<uint32_t>(r.Range(1000, 12000000));
+			uint32_t cwnd = static_cast<uint32_t>(r.Range(0, 400000000));
+			int w = static_cast<int>(r.Range(0, 3));
+			int32_t f1, f4;
+			if (r.Range(0, 50) == 0) {
+				sgw_xcp_on_other(&one, size);
+				sgw_xcp_on_other(&four[w], size);
+				continue;
+			}
+			f1 = sgw_xcp_on_packet(&one, &p1, size, rtt, cwnd);
+			f4 = sgw_xcp_on_packet(&four[w], &p4, size, rtt, cwnd);
+			ASSERT_EQ(f1, f4);
+			nonzero += f1 != 0;
+		}
+		now += r.Range(1000000, 2000000000);
+		sgw_xcp_sums s1, s4[4];
+		sgw_xcp_acc_read(&one, &s1);
+		for (int w = 0; w < 4; w++)
+			sgw_xcp_acc_read(&four[w], &s4[w]);
+		double C = double(r.Range(100000, 1000000000));
+		double Q = double(r.Range(0, 1000000));
+		sgw_xcp_aggregate(&c, &c1, &s1, 1, C, Q, now, &c1, &p1);
+		sgw_xcp_aggregate(&c, &c4, s4, 4, C, Q, now, &c4, &p4);
+		ASSERT_EQ(0, memcmp(&p1, &p4, sizeof(p1))) << iv;
+		ASSERT_EQ(c1.d_ns, c4.d_ns);
+		ASSERT_EQ(0, memcmp(&c1.base, &c4.base, sizeof(c1.base)));
+		ASSERT_EQ(0, memcmp(&c1.last, &c4.last, sizeof(c1.last)));
+	}
+	EXPECT_GT(nonzero, 1000);  // the streams did carry feedback
+}
+
+TEST(XcpCtl, SeqlockPublication)
+{
+	sgw_xcp_pub pub;
+	sgw_xcp_params p{}, local{};
+	sgw_xcp_pub_init(&pub, &p);
+	EXPECT_FALSE(sgw_xcp_pub_refresh(&pub, &local));  // seq 0 = local's
+	p.epoch = 3;
+	p.xi_p = 1.5e-9;
+	p.xi_n = -0.0;
+	p.rtt_max_us = 10000000;
+	sgw_xcp_pub_write(&pub, &p);
+	EXPECT_TRUE(sgw_xcp_pub_refresh(&pub, &local));
+	EXPECT_EQ(local.epoch, 3u);
+	EXPECT_EQ(local.xi_p, 1.5e-9);
+	EXPECT_EQ(local.rtt_max_us, 10000000u);
+	EXPECT_FALSE(sgw_xcp_pub_refresh(&pub, &local));  // nothing new
+	// A write under way (odd seq): the reader keeps its copy, does not wait.
+	p.epoch = 4;
+	sgw_xcp_pub_write(&pub, &p);
+	pub.seq += 1;
+	EXPECT_FALSE(sgw_xcp_pub_refresh(&pub, &local));
+	EXPECT_EQ(local.epoch, 3u);
+	pub.seq += 1;
+	EXPECT_TRUE(sgw_xcp_pub_refresh(&pub, &local));
+	EXPECT_EQ(local.epoch, 4u);
+}
+
+TEST(XcpCtl, ProcessParsesAccumulatesLowersAndCountsBadHeaders)
+{
+	sgw_xcp_conf c = Conf();
+	sgw_xcp_acc acc;
+	sgw_xcp_acc_init(&acc);
+	sgw_xcp_params p{};
+	p.epoch = 1;
+	p.xi_p = 0;
+	p.xi_n = 1e-6;  // pure negative feedback: 624 bytes below
+	p.rtt_max_us = static_cast<uint32_t>(c.rtt_max_ns / 1000);
+	uint8_t b[SGW_XCPW_LEN];
+	auto f = Fields(6, 600000, 100000, 1000, 0);
+	sgw_xcp_build(b, sizeof(b), kProto, &f);
+	sgw_xcp_patch pt{};
+	sgw_xcp_err e;
+	EXPECT_EQ(sgw_xcp_process(&acc, &p, kProto, b, sizeof(b), 1040, &pt, &e), 1);
+	EXPECT_EQ(e, SGW_XCP_OK);
+	sgw_xcp_fields g{};
+	sgw_xcp_parse(b, sizeof(b), kProto, &g);
+	EXPECT_EQ(g.feedback, -624);
+	EXPECT_EQ(sgw_xcp_process(&acc, &p, kProto, b, 19, 1040, &pt, &e), -1);
+	EXPECT_EQ(e, SGW_XCP_E_TRUNC);
+	sgw_xcp_sums s;
+	sgw_xcp_acc_read(&acc, &s);
+	EXPECT_EQ(s.v[SGW_XCP_S_PKTS], 2u);
+	EXPECT_EQ(s.v[SGW_XCP_S_BYTES], 2080u);
+	EXPECT_EQ(s.v[SGW_XCP_S_XPKTS], 1u);
+	EXPECT_EQ(s.v[SGW_XCP_S_BAD], 1u);
+	EXPECT_EQ(s.v[SGW_XCP_S_LOWERED], 1u);
+	EXPECT_EQ(s.v[SGW_XCP_S_FB_NEG], 624u);
+}
+
+// ---- persistent queue ----
+
+TEST(XcpQest, MinimumOverThePropagationDelay)
+{
+	sgw_xcp_conf c = Conf();
+	sgw_xcp_qest q;
+	sgw_xcp_qest_init(&q);
+	EXPECT_EQ(sgw_xcp_qest_value(&q, 0), 0u);
+	const uint64_t ms = 1000000;
+	const uint64_t d = 800 * ms;  // window 800 ms (queue delay ~0 at C = 1 GB/s)
+	const double C = 1e9;
+	// A dip to 100 at t = 100 ms among samples of 5000.
+	for (uint64_t t = 0; t <= 2000 * ms; t += ms)
+		sgw_xcp_qest_sample(&q, &c, t, t == 100 * ms ? 100 : 5000, d, C);
+	// Seen until at least 7/8 of the window later, gone after one window.
+	sgw_xcp_qest qq;
+	sgw_xcp_qest_init(&qq);
+	uint64_t t;
+	for (t = 0; t <= 100 * ms + 7 * d / 8; t += ms) {
+		sgw_xcp_qest_sample(&qq, &c, t, t == 100 * ms ? 100 : 5000, d, C);
+		ASSERT_EQ(sgw_xcp_qest_value(&qq, t), t < 100 * ms ? 5000u : 100u) << t;
+	}
+	for (; t <= 100 * ms + d + d / 8; t += ms)
+		sgw_xcp_qest_sample(&qq, &c, t, 5000, d, C);
+	EXPECT_EQ(sgw_xcp_qest_value(&qq, t), 5000u);
+	EXPECT_EQ(sgw_xcp_qest_value(&q, 2000 * ms), 5000u);
+	// Without samples the last one stands in: the old minimum ages out.
+	sgw_xcp_qest_sample(&q, &c, 2001 * ms, 7, d, C);
+	sgw_xcp_qest_sample(&q, &c, 2002 * ms, 9000, d, C);
+	EXPECT_EQ(sgw_xcp_qest_value(&q, 2002 * ms), 7u);
+	EXPECT_EQ(sgw_xcp_qest_value(&q, 2002 * ms + 2 * d), 9000u);
+	// The window shrinks by this queue's own delay: 500 kB at 1 MB/s is
+	// 500 ms of the 800 ms, leaving 300 ms.
+	sgw_xcp_qest q3;
+	sgw_xcp_qest_init(&q3);
+	sgw_xcp_qest_sample(&q3, &c, 0, 400000, d, 1e6);
+	for (t = ms; t <= 400 * ms; t += ms)
+		sgw_xcp_qest_sample(&q3, &c, t, 500000, d, 1e6);
+	EXPECT_EQ(sgw_xcp_qest_value(&q3, t), 500000u);
+}
+
+}  // namespace
