@@ -289,17 +289,27 @@ sums_total(const struct sgw_xcp_sums *snaps, uint32_t n, struct sgw_xcp_sums *to
 	return tot->v[SGW_XCP_S_BYTES];
 }
 
-void
+int
 sgw_xcp_ctl_init(const struct sgw_xcp_conf *c, struct sgw_xcp_ctl *ctl, uint64_t now,
-		 const struct sgw_xcp_sums *base, struct sgw_xcp_params *out)
+		 const struct sgw_xcp_sums *snaps, uint32_t n, struct sgw_xcp_params *out)
 {
+	uint32_t w;
+
+	if (n == 0 || n > SGW_XCP_MAX_WORKERS)
+		return -1;
 	memset(ctl, 0, sizeof(*ctl));
 	ctl->t_start_ns = now;
 	ctl->d_ns = c->d_init_ns;
-	if (base != NULL)
-		ctl->base = *base;
-	memset(out, 0, sizeof(*out));
-	out->rtt_max_us = (uint32_t)(c->rtt_max_ns / 1000u);
+	ctl->n_workers = n;
+	if (snaps != NULL) {
+		sums_total(snaps, n, &ctl->base);
+		memcpy(ctl->wbase, snaps, n * sizeof(*snaps));
+	}
+	for (w = 0; w < n; w++) {
+		memset(&out[w], 0, sizeof(out[w]));
+		out[w].rtt_max_us = (uint32_t)(c->rtt_max_ns / 1000u);
+	}
+	return 0;
 }
 
 void
@@ -312,15 +322,19 @@ sgw_xcp_aggregate(const struct sgw_xcp_conf *c, const struct sgw_xcp_ctl *prev,
 	struct sgw_xcp_telem t;
 	double dt_us, d_us, y, xb, rsc_us, phi, h, pos, neg, xi_p = 0, xi_n = 0;
 	uint64_t d_ns;
-	uint32_t k;
+	uint32_t k, w;
 
+	if (n == 0 || n > SGW_XCP_MAX_WORKERS)
+		return;
 	sums_total(snaps, n, &tot);
-	memset(out, 0, sizeof(*out));
-	out->rtt_max_us = (uint32_t)(c->rtt_max_ns / 1000u);
-	if (now <= prev->t_start_ns) {
+	for (w = 0; w < n; w++) {
+		memset(&out[w], 0, sizeof(out[w]));
+		out[w].rtt_max_us = (uint32_t)(c->rtt_max_ns / 1000u);
+		out[w].epoch = prev->epoch;
+	}
+	if (now <= prev->t_start_ns || n != prev->n_workers) {
 		if (next != prev)
 			*next = *prev;
-		out->epoch = prev->epoch;
 		return;
 	}
 	if (!(capacity_Bps >= 0))
@@ -379,15 +393,33 @@ sgw_xcp_aggregate(const struct sgw_xcp_conf *c, const struct sgw_xcp_ctl *prev,
 	t.rtt_flow_ns = rsc_us > 0 ? (double)dl.v[SGW_XCP_S_R2SC] / rsc_us * NS_PER_US : 0;
 	t.delta = dl;
 
+	/*
+	 * Budgets per worker, in proportion to its part of the sums the
+	 * budgets are spread over. Read each worker's delta before *next is
+	 * written (next may be prev).
+	 */
+	for (w = 0; w < n; w++) {
+		double rw = (double)(snaps[w].v[SGW_XCP_S_RSC] -
+				     prev->wbase[w].v[SGW_XCP_S_RSC]) / RSC_ONE;
+		double sw = (double)(snaps[w].v[SGW_XCP_S_XBYTES] -
+				     prev->wbase[w].v[SGW_XCP_S_XBYTES]);
+
+		out[w].epoch = prev->epoch + 1;
+		out[w].xi_p = xi_p;
+		out[w].xi_n = xi_n;
+		out[w].pos_budget = rsc_us > 0 ? pos * (rw / rsc_us) : 0;
+		out[w].neg_budget = xb > 0 ? neg * (sw / xb) : 0;
+	}
+
 	next->t_start_ns = now;
 	next->d_ns = d_ns;
 	next->epoch = prev->epoch + 1;
+	next->n_workers = n;
 	next->base = tot;
 	next->last = t;
-
-	out->epoch = next->epoch;
-	out->xi_p = xi_p;
-	out->xi_n = xi_n;
+	next->pos_budget = rsc_us > 0 ? pos : 0;
+	next->neg_budget = xb > 0 ? neg : 0;
+	memcpy(next->wbase, snaps, n * sizeof(*snaps));
 }
 
 /* The header values as the controller uses them (both the sums and the
@@ -408,13 +440,9 @@ norm(const struct sgw_xcp_params *p, uint32_t size, uint32_t *rtt_us, uint32_t *
 }
 
 static inline int32_t
-fb_of(const struct sgw_xcp_params *p, uint32_t size, uint32_t rtt_us, uint32_t cwnd)
+fb_round(double fb)
 {
-	double r = rtt_us, s = size, pos, neg, fb;
-
-	pos = p->xi_p * r * r * s / (double)cwnd;
-	neg = p->xi_n * r * s;
-	fb = floor(pos - neg + 0.5);
+	fb = floor(fb + 0.5);
 	if (fb >= (double)INT32_MAX)
 		return INT32_MAX;
 	if (fb <= (double)INT32_MIN)
@@ -433,14 +461,15 @@ sgw_xcp_feedback(const struct sgw_xcp_params *p, uint32_t size, uint32_t rtt_us,
 	if (rtt_us == 0)
 		return 0;
 	norm(p, size, &rtt_us, &cwnd, &clamped);
-	return fb_of(p, size, rtt_us, cwnd);
+	return fb_round(p->xi_p * (double)rtt_us * rtt_us * size / (double)cwnd -
+			p->xi_n * (double)rtt_us * size);
 }
 
 int32_t
-sgw_xcp_on_packet(struct sgw_xcp_acc *a, const struct sgw_xcp_params *p, uint32_t size,
+sgw_xcp_on_packet(struct sgw_xcp_acc *a, struct sgw_xcp_params *p, uint32_t size,
 		  uint32_t rtt_us, uint32_t cwnd)
 {
-	double r, s;
+	double r, s, pos, neg;
 	bool clamped;
 	int32_t fb;
 
@@ -463,7 +492,17 @@ sgw_xcp_on_packet(struct sgw_xcp_acc *a, const struct sgw_xcp_params *p, uint32_
 	 * < 2^52 (rtt <= 60 s), exact in a double. */
 	bump(a, SGW_XCP_S_RSC, (uint64_t)(r * s * RSC_ONE / (double)cwnd + 0.5));
 	bump(a, SGW_XCP_S_R2SC, (uint64_t)(r * r * s / (double)cwnd + 0.5));
-	fb = fb_of(p, size, rtt_us, cwnd);
+	/* The residues keep an interval from handing out more than its budget
+	 * when the traffic grows faster than last interval's sums foresaw. */
+	pos = p->xi_p * r * r * s / (double)cwnd;
+	neg = p->xi_n * r * s;
+	if (pos > p->pos_left)
+		pos = p->pos_left;
+	if (neg > p->neg_left)
+		neg = p->neg_left;
+	p->pos_left -= pos;
+	p->neg_left -= neg;
+	fb = fb_round(pos - neg);
 	if (fb > 0)
 		bump(a, SGW_XCP_S_FB_POS, (uint64_t)fb);
 	else if (fb < 0)
@@ -472,7 +511,7 @@ sgw_xcp_on_packet(struct sgw_xcp_acc *a, const struct sgw_xcp_params *p, uint32_
 }
 
 int
-sgw_xcp_process(struct sgw_xcp_acc *a, const struct sgw_xcp_params *p, uint8_t xcp_proto,
+sgw_xcp_process(struct sgw_xcp_acc *a, struct sgw_xcp_params *p, uint8_t xcp_proto,
 		uint8_t *hdr, size_t len, uint32_t size, struct sgw_xcp_patch *patch,
 		enum sgw_xcp_err *err)
 {
@@ -506,6 +545,8 @@ params_to_words(const struct sgw_xcp_params *p, uint64_t w[SGW_XCP_PUB_WORDS])
 	memcpy(&w[1], &p->xi_p, sizeof(double));
 	memcpy(&w[2], &p->xi_n, sizeof(double));
 	w[3] = p->rtt_max_us;
+	memcpy(&w[4], &p->pos_budget, sizeof(double));
+	memcpy(&w[5], &p->neg_budget, sizeof(double));
 }
 
 void
@@ -557,6 +598,10 @@ sgw_xcp_pub_refresh(const struct sgw_xcp_pub *pub, struct sgw_xcp_params *local)
 	memcpy(&local->xi_p, &w[1], sizeof(double));
 	memcpy(&local->xi_n, &w[2], sizeof(double));
 	local->rtt_max_us = (uint32_t)w[3];
+	memcpy(&local->pos_budget, &w[4], sizeof(double));
+	memcpy(&local->neg_budget, &w[5], sizeof(double));
+	local->pos_left = local->pos_budget;
+	local->neg_left = local->neg_budget;
 	local->seq = s1;
 	return true;
 }

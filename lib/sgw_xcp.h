@@ -214,18 +214,29 @@ int
 sgw_xcp_conf_check(const struct sgw_xcp_conf *c);
 
 /*
- * Published per-packet parameters: all a worker needs to compute feedback.
- * Units: rtt in us, sizes and windows in bytes.
+ * Published per-packet parameters of one worker: all it needs to compute
+ * feedback. Units: rtt in us, sizes and windows in bytes.
  *   p_i = xi_p * rtt_i^2 * s_i / cwnd_i      n_i = xi_n * rtt_i * s_i
  *   feedback_i = round(p_i - n_i), saturated to int32
+ * The budgets (the residues of Katabi's ns-2 XCP queue: what the interval
+ * may hand out in all, here this worker's part of it) bound the positive and
+ * negative feedback the worker gives before the next publication. xi_p, xi_n
+ * and rtt_max_us are the same for every worker; the budgets are the link's
+ * budgets split in proportion to each worker's part of the last interval's
+ * sum rtt s / cwnd (positive) and sum s (negative).
  */
 struct sgw_xcp_params {
 	uint64_t epoch;       /* control intervals completed; 0 = none yet */
 	double xi_p;          /* bytes / us^2 */
 	double xi_n;          /* 1 / us */
+	double pos_budget;    /* bytes of positive feedback this worker may give */
+	double neg_budget;    /* bytes of negative feedback */
 	uint32_t rtt_max_us;  /* the clamp the accumulators apply too */
 	uint32_t pad;
-	uint64_t seq;         /* a reader's copy: the publication it came from */
+	/* A worker's own copy only (not published): */
+	uint64_t seq;         /* the publication it came from */
+	double pos_left;      /* budgets not yet spent in this interval */
+	double neg_left;
 };
 
 /* Telemetry of the interval that ended last (units in the names). */
@@ -243,23 +254,31 @@ struct sgw_xcp_telem {
 	struct sgw_xcp_sums delta; /* the sums over the interval, all workers */
 };
 
+#define SGW_XCP_MAX_WORKERS 64u
+
 /* Controller state of one link and direction (owned by the aggregator). */
 struct sgw_xcp_ctl {
 	uint64_t t_start_ns;          /* start of the current interval */
 	uint64_t d_ns;                /* its length: the control interval */
 	uint64_t epoch;
+	uint32_t n_workers;
 	struct sgw_xcp_sums base;     /* total of all workers' sums at t_start */
 	struct sgw_xcp_telem last;    /* the interval that ended last */
+	double pos_budget;            /* the link's budgets for the current interval */
+	double neg_budget;
+	struct sgw_xcp_sums wbase[SGW_XCP_MAX_WORKERS]; /* each worker's at t_start */
 };
 
 /*
- * Start a controller at now: interval d_init, parameters zero (no feedback
- * until the first interval has been measured). base is the total of the
- * workers' snapshots at now (all zero for fresh accumulators; NULL = zero).
+ * Start a controller of n workers (1..SGW_XCP_MAX_WORKERS) at now: interval
+ * d_init, parameters zero (no feedback until the first interval has been
+ * measured). snaps: the workers' snapshots at now (NULL: fresh accumulators).
+ * out: n parameter sets, one per worker. Returns 0, or -1 if n is out of
+ * range (nothing written).
  */
-void
+int
 sgw_xcp_ctl_init(const struct sgw_xcp_conf *c, struct sgw_xcp_ctl *ctl, uint64_t now,
-		 const struct sgw_xcp_sums *base, struct sgw_xcp_params *out);
+		 const struct sgw_xcp_sums *snaps, uint32_t n, struct sgw_xcp_params *out);
 
 /* When the current interval ends: call sgw_xcp_aggregate() at or after it. */
 static inline uint64_t
@@ -269,12 +288,13 @@ sgw_xcp_ctl_deadline(const struct sgw_xcp_ctl *ctl)
 }
 
 /*
- * End the current interval at now. snaps: snapshots of the n workers'
- * accumulators (sgw_xcp_acc_read, in any order, taken at about now; sums are
- * cumulative, so a packet a snapshot misses is counted in the next interval);
- * capacity_Bps: the link's rate now (bytes/s); queue_bytes: the persistent
- * queue (sgw_xcp_qest_value). Pure: reads *prev, writes *next and *out
- * (next may be prev). If now <= prev->t_start_ns nothing is measured and the
+ * End the current interval at now. snaps: snapshots of the workers'
+ * accumulators (sgw_xcp_acc_read, worker w at snaps[w], n = the n given to
+ * init, taken at about now; sums are cumulative, so a packet a snapshot
+ * misses is counted in the next interval); capacity_Bps: the link's rate now
+ * (bytes/s); queue_bytes: the persistent queue (sgw_xcp_qest_value). Pure:
+ * reads *prev, writes *next and out[0..n) (next may be prev). If now <=
+ * prev->t_start_ns, or n is not prev->n_workers, nothing is measured and the
  * parameters are zero.
  */
 void
@@ -285,8 +305,9 @@ sgw_xcp_aggregate(const struct sgw_xcp_conf *c, const struct sgw_xcp_ctl *prev,
 
 /*
  * Per-packet feedback (bytes) for a packet of size bytes with header values
- * rtt_us, cwnd. Pure. H_rtt = 0 gives 0; rtt is clamped to rtt_max, cwnd
- * raised to size (a window is never less than the packet in it).
+ * rtt_us, cwnd: Katabi's formula from xi_p and xi_n alone, no budgets. Pure.
+ * H_rtt = 0 gives 0; rtt is clamped to rtt_max, cwnd raised to size (a
+ * window is never less than the packet in it).
  */
 int32_t
 sgw_xcp_feedback(const struct sgw_xcp_params *p, uint32_t size, uint32_t rtt_us,
@@ -294,10 +315,11 @@ sgw_xcp_feedback(const struct sgw_xcp_params *p, uint32_t size, uint32_t rtt_us,
 
 /*
  * Fast path of one worker for one XCP packet: add it to the worker's
- * accumulator and return its feedback (sums of feedback included).
+ * accumulator and return its feedback: p_i limited by p->pos_left and n_i by
+ * p->neg_left, both spent (p is the worker's own copy).
  */
 int32_t
-sgw_xcp_on_packet(struct sgw_xcp_acc *a, const struct sgw_xcp_params *p, uint32_t size,
+sgw_xcp_on_packet(struct sgw_xcp_acc *a, struct sgw_xcp_params *p, uint32_t size,
 		  uint32_t rtt_us, uint32_t cwnd);
 
 /* A packet that joins the queue without an XCP header: load, no feedback. */
@@ -312,13 +334,15 @@ sgw_xcp_on_other(struct sgw_xcp_acc *a, uint32_t size);
  * says why if err is not NULL).
  */
 int
-sgw_xcp_process(struct sgw_xcp_acc *a, const struct sgw_xcp_params *p, uint8_t xcp_proto,
+sgw_xcp_process(struct sgw_xcp_acc *a, struct sgw_xcp_params *p, uint8_t xcp_proto,
 		uint8_t *hdr, size_t len, uint32_t size, struct sgw_xcp_patch *patch,
 		enum sgw_xcp_err *err);
 
 /* ---- Publication (seqlock; one writer, any number of readers) ---- */
 
-#define SGW_XCP_PUB_WORDS 4
+/* One per worker (each its own cache line): the aggregator writes out[w]
+ * into worker w's. */
+#define SGW_XCP_PUB_WORDS 6
 
 struct sgw_xcp_pub {
 	alignas(64) SGW_XCP_ATOMIC_U64 seq;  /* odd while a write is under way */
@@ -332,9 +356,10 @@ void
 sgw_xcp_pub_write(struct sgw_xcp_pub *pub, const struct sgw_xcp_params *p);
 
 /*
- * Refresh a worker's copy: if the published epoch differs from local->epoch
- * and no write is under way, copy it and return true; else leave *local and
- * return false. Never loops, never waits.
+ * Refresh a worker's copy: if something was published since local was
+ * copied and no write is under way, copy it, reset the budgets left to the
+ * new budgets and return true; else leave *local and return false. Never
+ * loops, never waits.
  */
 bool
 sgw_xcp_pub_refresh(const struct sgw_xcp_pub *pub, struct sgw_xcp_params *local);

@@ -28,8 +28,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <queue>
 #include <vector>
 
 #include "sgw_xcp.h"
@@ -301,7 +303,7 @@ TEST(XcpCtl, OneIntervalMatchesTheEquations)
 	sgw_xcp_acc_init(&acc);
 	sgw_xcp_ctl ctl;
 	sgw_xcp_params p;
-	sgw_xcp_ctl_init(&c, &ctl, 1000, nullptr, &p);
+	ASSERT_EQ(sgw_xcp_ctl_init(&c, &ctl, 1000, nullptr, 1, &p), 0);
 	EXPECT_EQ(p.xi_p, 0.0);
 	EXPECT_EQ(ctl.d_ns, c.d_init_ns);
 
@@ -348,6 +350,8 @@ TEST(XcpCtl, OneIntervalMatchesTheEquations)
 	// rsc is summed with 16 fraction bits per packet: relative error < 2^-16 / term.
 	EXPECT_NEAR(p.xi_p, xi_p, xi_p * 1e-6);
 	EXPECT_NEAR(p.xi_n, xi_n, xi_n * 1e-9);
+	EXPECT_NEAR(p.pos_budget, pos, pos * 1e-9);  // d is rounded to 1 ns
+	EXPECT_NEAR(p.neg_budget, neg, neg * 1e-9 + 1e-6);
 	EXPECT_NEAR(nx.last.flows, rsc / dt_us, 1e-6);  // 2 flows, 0.7 s of each
 	EXPECT_NEAR(nx.last.rtt_flow_ns, r2sc / rsc * 1e3, 1e3);
 	EXPECT_EQ(nx.t_start_ns, now);
@@ -373,7 +377,7 @@ TEST(XcpCtl, NoRttCapBelowTenSeconds)
 	sgw_xcp_acc_init(&acc);
 	sgw_xcp_ctl ctl;
 	sgw_xcp_params p;
-	sgw_xcp_ctl_init(&c, &ctl, 0, nullptr, &p);
+	ASSERT_EQ(sgw_xcp_ctl_init(&c, &ctl, 0, nullptr, 1, &p), 0);
 	for (int i = 0; i < 10; i++)
 		sgw_xcp_on_packet(&acc, &p, 1000, 2500000, 100000);
 	sgw_xcp_sums s;
@@ -396,9 +400,11 @@ TEST(XcpCtl, NoRttCapBelowTenSeconds)
 
 // A random stream over 12 intervals, each packet to one of 4 workers at
 // random; snapshots taken at the interval ends. The controller state and the
-// published parameters equal, bit for bit, those of one worker seeing the
+// parameters xi_p, xi_n equal, bit for bit, those of one worker seeing the
 // whole stream: integer sums are associative and every per-packet term is
-// computed and rounded identically on every worker.
+// computed and rounded identically on every worker. The budgets are the
+// single worker's split four ways: they add up to it within 4 roundings
+// (relative 1e-15; 1e-12 asserted).
 TEST(XcpCtl, FourWorkersAggregateExactlyLikeOne)
 {
 	sgw_xcp_conf c = Conf();
@@ -407,10 +413,12 @@ TEST(XcpCtl, FourWorkersAggregateExactlyLikeOne)
 	sgw_xcp_acc_init(&one);
 	for (auto &a : four)
 		sgw_xcp_acc_init(&a);
-	sgw_xcp_ctl c1, c4;
-	sgw_xcp_params p1, p4;
-	sgw_xcp_ctl_init(&c, &c1, 5, nullptr, &p1);
-	sgw_xcp_ctl_init(&c, &c4, 5, nullptr, &p4);
+	static sgw_xcp_ctl c1, c4;
+	sgw_xcp_params p1, p4[4];
+	ASSERT_EQ(sgw_xcp_ctl_init(&c, &c1, 5, nullptr, 1, &p1), 0);
+	ASSERT_EQ(sgw_xcp_ctl_init(&c, &c4, 5, nullptr, 4, p4), 0);
+	EXPECT_EQ(sgw_xcp_ctl_init(&c, &c4, 5, nullptr, 0, p4), -1);
+	EXPECT_EQ(sgw_xcp_ctl_init(&c, &c4, 5, nullptr, SGW_XCP_MAX_WORKERS + 1, p4), -1);
 	uint64_t now = 5;
 	int nonzero = 0;
 	for (int iv = 0; iv < 12; iv++) {
@@ -421,16 +429,15 @@ TEST(XcpCtl, FourWorkersAggregateExactlyLikeOne)
 				     : static_cast<uint32_t>(r.Range(1000, 12000000));
 			uint32_t cwnd = static_cast<uint32_t>(r.Range(0, 400000000));
 			int w = static_cast<int>(r.Range(0, 3));
-			int32_t f1, f4;
 			if (r.Range(0, 50) == 0) {
 				sgw_xcp_on_other(&one, size);
 				sgw_xcp_on_other(&four[w], size);
 				continue;
 			}
-			f1 = sgw_xcp_on_packet(&one, &p1, size, rtt, cwnd);
-			f4 = sgw_xcp_on_packet(&four[w], &p4, size, rtt, cwnd);
-			ASSERT_EQ(f1, f4);
-			nonzero += f1 != 0;
+			ASSERT_EQ(sgw_xcp_feedback(&p1, size, rtt, cwnd),
+				  sgw_xcp_feedback(&p4[w], size, rtt, cwnd));
+			nonzero += sgw_xcp_on_packet(&one, &p1, size, rtt, cwnd) != 0;
+			sgw_xcp_on_packet(&four[w], &p4[w], size, rtt, cwnd);
 		}
 		now += r.Range(1000000, 2000000000);
 		sgw_xcp_sums s1, s4[4];
@@ -440,11 +447,31 @@ TEST(XcpCtl, FourWorkersAggregateExactlyLikeOne)
 		double C = double(r.Range(100000, 1000000000));
 		double Q = double(r.Range(0, 1000000));
 		sgw_xcp_aggregate(&c, &c1, &s1, 1, C, Q, now, &c1, &p1);
-		sgw_xcp_aggregate(&c, &c4, s4, 4, C, Q, now, &c4, &p4);
-		ASSERT_EQ(0, memcmp(&p1, &p4, sizeof(p1))) << iv;
+		sgw_xcp_aggregate(&c, &c4, s4, 4, C, Q, now, &c4, p4);
+		// The feedback sums are telemetry and depend on how budgets split.
+		for (auto k : {SGW_XCP_S_FB_POS, SGW_XCP_S_FB_NEG}) {
+			c1.base.v[k] = c4.base.v[k] = 0;
+			c1.last.delta.v[k] = c4.last.delta.v[k] = 0;
+		}
+		ASSERT_EQ(0, memcmp(&c1.base, &c4.base, sizeof(c1.base))) << iv;
+		ASSERT_EQ(0, memcmp(&c1.last, &c4.last, sizeof(c1.last))) << iv;
 		ASSERT_EQ(c1.d_ns, c4.d_ns);
-		ASSERT_EQ(0, memcmp(&c1.base, &c4.base, sizeof(c1.base)));
-		ASSERT_EQ(0, memcmp(&c1.last, &c4.last, sizeof(c1.last)));
+		ASSERT_EQ(c1.pos_budget, c4.pos_budget);
+		ASSERT_EQ(c1.neg_budget, c4.neg_budget);
+		double pb = 0, nb = 0;
+		for (int w = 0; w < 4; w++) {
+			ASSERT_EQ(p4[w].epoch, p1.epoch);
+			ASSERT_EQ(0, memcmp(&p4[w].xi_p, &p1.xi_p, sizeof(double)));
+			ASSERT_EQ(0, memcmp(&p4[w].xi_n, &p1.xi_n, sizeof(double)));
+			pb += p4[w].pos_budget;
+			nb += p4[w].neg_budget;
+			p4[w].pos_left = p4[w].pos_budget;  // what a refresh does
+			p4[w].neg_left = p4[w].neg_budget;
+		}
+		EXPECT_NEAR(pb, p1.pos_budget, 1e-12 * p1.pos_budget) << iv;
+		EXPECT_NEAR(nb, p1.neg_budget, 1e-12 * p1.neg_budget) << iv;
+		p1.pos_left = p1.pos_budget;
+		p1.neg_left = p1.neg_budget;
 	}
 	EXPECT_GT(nonzero, 1000);  // the streams did carry feedback
 }
@@ -459,8 +486,14 @@ TEST(XcpCtl, SeqlockPublication)
 	p.xi_p = 1.5e-9;
 	p.xi_n = -0.0;
 	p.rtt_max_us = 10000000;
+	p.pos_budget = 12345.5;
+	p.neg_budget = 7.25;
+	local.pos_left = 1;
 	sgw_xcp_pub_write(&pub, &p);
 	EXPECT_TRUE(sgw_xcp_pub_refresh(&pub, &local));
+	EXPECT_EQ(local.pos_budget, 12345.5);
+	EXPECT_EQ(local.pos_left, 12345.5);
+	EXPECT_EQ(local.neg_left, 7.25);
 	EXPECT_EQ(local.epoch, 3u);
 	EXPECT_EQ(local.xi_p, 1.5e-9);
 	EXPECT_EQ(local.rtt_max_us, 10000000u);
@@ -485,6 +518,7 @@ TEST(XcpCtl, ProcessParsesAccumulatesLowersAndCountsBadHeaders)
 	p.epoch = 1;
 	p.xi_p = 0;
 	p.xi_n = 1e-6;  // pure negative feedback: 624 bytes below
+	p.neg_left = 1e9;
 	p.rtt_max_us = static_cast<uint32_t>(c.rtt_max_ns / 1000);
 	uint8_t b[SGW_XCPW_LEN];
 	auto f = Fields(6, 600000, 100000, 1000, 0);
@@ -506,6 +540,12 @@ TEST(XcpCtl, ProcessParsesAccumulatesLowersAndCountsBadHeaders)
 	EXPECT_EQ(s.v[SGW_XCP_S_BAD], 1u);
 	EXPECT_EQ(s.v[SGW_XCP_S_LOWERED], 1u);
 	EXPECT_EQ(s.v[SGW_XCP_S_FB_NEG], 624u);
+	// The residue: 1000 bytes of negative budget left cover one packet
+	// and a bit; then nothing more is taken until the next publication.
+	p.neg_left = 1000;
+	EXPECT_EQ(sgw_xcp_on_packet(&acc, &p, 1040, 600000, 100000), -624);
+	EXPECT_EQ(sgw_xcp_on_packet(&acc, &p, 1040, 600000, 100000), -376);
+	EXPECT_EQ(sgw_xcp_on_packet(&acc, &p, 1040, 600000, 100000), 0);
 }
 
 // ---- persistent queue ----
@@ -547,6 +587,287 @@ TEST(XcpQest, MinimumOverThePropagationDelay)
 	for (t = ms; t <= 400 * ms; t += ms)
 		sgw_xcp_qest_sample(&q3, &c, t, 500000, d, 1e6);
 	EXPECT_EQ(sgw_xcp_qest_value(&q3, t), 500000u);
+}
+
+// ---- the model ----
+
+constexpr uint64_t kMs = 1000000ull;
+constexpr uint32_t kPkt = 1000;
+
+class Model {
+public:
+	struct Flow {
+		double base_rtt, start, stop;  // s
+		double cwnd = kPkt;            // bytes
+		double srtt = 0;               // s, 0 = no sample yet
+		double tokens = 0;             // pacing credit, bytes
+		uint64_t inflight = 0;         // bytes
+		std::vector<double> dep;       // bytes leaving the queue per second
+		std::vector<double> cwnd_at;   // cwnd at the end of each second
+	};
+
+	Model(double cap_Bps, int workers, uint64_t buf_bytes)
+	    : C_(cap_Bps), nw_(workers), buf_(buf_bytes), acc_(workers), local_(workers),
+	      pub_(workers)
+	{
+		sgw_xcp_conf_default(&conf_);
+		for (auto &a : acc_)
+			sgw_xcp_acc_init(&a);
+		EXPECT_EQ(sgw_xcp_ctl_init(&conf_, &ctl_, 0, nullptr,
+					   static_cast<uint32_t>(workers), local_.data()),
+			  0);
+		for (int w = 0; w < workers; w++)
+			sgw_xcp_pub_init(&pub_[w], &local_[w]);
+		sgw_xcp_qest_init(&qest_);
+	}
+
+	void AddFlow(double base_rtt, double start, double stop = 1e9)
+	{
+		Flow f;
+		f.base_rtt = base_rtt;
+		f.start = start;
+		f.stop = stop;
+		flows_.push_back(f);
+	}
+
+	void Run(double seconds)
+	{
+		const uint64_t end = static_cast<uint64_t>(seconds * 1e9);
+		const size_t nsec = static_cast<size_t>(seconds) + 1;
+		for (auto &f : flows_) {
+			f.dep.assign(nsec, 0);
+			f.cwnd_at.assign(nsec, 0);
+		}
+		q_max_.assign(nsec, 0);
+		q_sum_.assign(nsec, 0);
+		for (uint64_t now = 0; now < end; now += kMs) {
+			size_t sec = now / 1000000000ull;
+			Acks(now);
+			Send(now);
+			Serve(now, sec);
+			if (now >= sgw_xcp_ctl_deadline(&ctl_))
+				Control(now);
+			q_max_[sec] = std::max(q_max_[sec], double(qbytes_));
+			q_sum_[sec] += double(qbytes_) / 1000.0;  // mean over the 1000 steps
+			for (auto &f : flows_)
+				f.cwnd_at[sec] = f.cwnd;
+		}
+	}
+
+	// Mean rates over [t0, t1) seconds, bytes/s.
+	double Rate(size_t i, int t0, int t1) const
+	{
+		double b = 0;
+		for (int t = t0; t < t1; t++)
+			b += flows_[i].dep[t];
+		return b / (t1 - t0);
+	}
+	double Util(int t0, int t1) const
+	{
+		double b = 0;
+		for (size_t i = 0; i < flows_.size(); i++)
+			b += Rate(i, t0, t1);
+		return b / C_;
+	}
+	double QMax(int t0, int t1) const
+	{
+		return *std::max_element(q_max_.begin() + t0, q_max_.begin() + t1);
+	}
+	double QMean(int t0, int t1) const
+	{
+		double s = 0;
+		for (int t = t0; t < t1; t++)
+			s += q_sum_[t];
+		return s / (t1 - t0);
+	}
+	double UtilSec(int t) const
+	{
+		double b = 0;
+		for (auto &f : flows_)
+			b += f.dep[t];
+		return b / C_;
+	}
+	const Flow &F(size_t i) const { return flows_[i]; }
+	uint64_t drops() const { return drops_; }
+	uint64_t intervals() const { return ctl_.epoch; }
+	const sgw_xcp_ctl &ctl() const { return ctl_; }
+
+private:
+	struct Pkt {
+		int flow;
+		uint64_t t_send;
+		uint8_t hdr[SGW_XCPW_LEN];
+	};
+	struct Ack {
+		uint64_t t;
+		uint64_t order;
+		int flow;
+		uint64_t t_send;
+		uint8_t hdr[SGW_XCPW_LEN];
+		bool operator>(const Ack &o) const
+		{
+			return t != o.t ? t > o.t : order > o.order;
+		}
+	};
+
+	void Acks(uint64_t now)
+	{
+		while (!acks_.empty() && acks_.top().t <= now) {
+			Ack a = acks_.top();
+			acks_.pop();
+			Flow &f = flows_[a.flow];
+			sgw_xcp_fields h{};
+			ASSERT_EQ(sgw_xcp_parse(a.hdr, sizeof(a.hdr), kProto, &h), SGW_XCP_OK);
+			ASSERT_TRUE(h.flags & SGW_XCPW_F_REVERSE);
+			f.cwnd = std::max(f.cwnd + h.reverse, double(kPkt));
+			double sample = double(now - a.t_send) / 1e9;
+			f.srtt = f.srtt == 0 ? sample : 0.875 * f.srtt + 0.125 * sample;
+			f.inflight -= kPkt;
+		}
+	}
+
+	void Send(uint64_t now)
+	{
+		const double t = double(now) / 1e9;
+		for (size_t i = 0; i < flows_.size(); i++) {
+			Flow &f = flows_[i];
+			if (t < f.start || t >= f.stop)
+				continue;
+			// cwnd bytes per RTT, paced; never more than cwnd outstanding.
+			double rtt = f.srtt > 0 ? f.srtt : 1.0;
+			f.tokens += f.cwnd / rtt * 1e-3;
+			f.tokens = std::min(f.tokens, std::max(2.0 * kPkt, f.cwnd / rtt * 2e-3));
+			while (f.tokens >= kPkt && double(f.inflight + kPkt) <= f.cwnd) {
+				f.tokens -= kPkt;
+				f.inflight += kPkt;
+				Pkt p;
+				p.flow = static_cast<int>(i);
+				p.t_send = now;
+				auto h = Fields(6, static_cast<uint32_t>(f.srtt * 1e6 + 0.5),
+						static_cast<uint32_t>(f.cwnd), INT32_MAX, 0);
+				ASSERT_EQ(sgw_xcp_build(p.hdr, sizeof(p.hdr), kProto, &h), 20u);
+				Gateway(now, p);
+			}
+		}
+	}
+
+	// The gateway as the packet joins the queue: any worker.
+	void Gateway(uint64_t now, Pkt &p)
+	{
+		int w = static_cast<int>(rr_++ % static_cast<uint64_t>(nw_));
+		sgw_xcp_pub_refresh(&pub_[w], &local_[w]);
+		sgw_xcp_qest_sample(&qest_, &conf_, now, qbytes_, ctl_.d_ns, C_);
+		if (qbytes_ + kPkt > buf_) {
+			drops_++;
+			flows_[p.flow].inflight -= kPkt;
+			return;
+		}
+		ASSERT_GE(sgw_xcp_process(&acc_[w], &local_[w], kProto, p.hdr, sizeof(p.hdr), kPkt,
+					  nullptr, nullptr),
+			  0);
+		q_.push_back(p);
+		qbytes_ += kPkt;
+	}
+
+	void Serve(uint64_t now, size_t sec)
+	{
+		credit_ += C_ * 1e-3;
+		while (!q_.empty() && credit_ >= kPkt) {
+			Pkt p = q_.front();
+			q_.pop_front();
+			qbytes_ -= kPkt;
+			credit_ -= kPkt;
+			Flow &f = flows_[p.flow];
+			f.dep[sec] += kPkt;
+			// The receiver echoes H_feedback; the ACK is back one base RTT later.
+			sgw_xcp_fields h{};
+			ASSERT_EQ(sgw_xcp_parse(p.hdr, sizeof(p.hdr), kProto, &h), SGW_XCP_OK);
+			Ack a;
+			a.t = now + static_cast<uint64_t>(f.base_rtt * 1e9);
+			a.order = order_++;
+			a.flow = p.flow;
+			a.t_send = p.t_send;
+			auto r = Fields(6, 0, 0, INT32_MAX, 0);
+			sgw_xcp_build(a.hdr, sizeof(a.hdr), kProto, &r);
+			sgw_xcp_set_reverse(a.hdr, sizeof(a.hdr), h.feedback, nullptr);
+			acks_.push(a);
+		}
+		if (q_.empty())
+			credit_ = 0;  // an idle link's capacity is lost
+	}
+
+	void Control(uint64_t now)
+	{
+		std::vector<sgw_xcp_sums> snaps(nw_);
+		for (int w = 0; w < nw_; w++)
+			sgw_xcp_acc_read(&acc_[w], &snaps[w]);
+		std::vector<sgw_xcp_params> p(nw_);
+		sgw_xcp_aggregate(&conf_, &ctl_, snaps.data(), static_cast<uint32_t>(nw_), C_,
+				  double(sgw_xcp_qest_value(&qest_, now)), now, &ctl_, p.data());
+		for (int w = 0; w < nw_; w++)
+			sgw_xcp_pub_write(&pub_[w], &p[w]);
+		if (std::getenv("XCP_TRACE") != nullptr) {
+			const sgw_xcp_telem &t = ctl_.last;
+			std::printf("T %.3f dt=%.3f d=%.3f in=%.0f Q=%.0f phi=%.0f h=%.0f "
+				    "flows=%.2f xip=%.3g xin=%.3g cwnd0=%.0f pkts=%" PRIu64 "\n",
+				    double(now) / 1e9, double(t.interval_ns) / 1e9,
+				    double(t.d_ns) / 1e9, t.input_Bps, t.queue_bytes, t.phi_bytes,
+				    t.h_bytes, t.flows, p[0].xi_p, p[0].xi_n, flows_[0].cwnd,
+				    t.delta.v[SGW_XCP_S_XPKTS]);
+		}
+	}
+
+	double C_;
+	int nw_;
+	uint64_t buf_;
+	sgw_xcp_conf conf_;
+	sgw_xcp_ctl ctl_;
+	sgw_xcp_qest qest_;
+	std::vector<sgw_xcp_acc> acc_;
+	std::vector<sgw_xcp_params> local_;
+	std::vector<sgw_xcp_pub> pub_;
+	std::vector<Flow> flows_;
+	std::deque<Pkt> q_;
+	uint64_t qbytes_ = 0;
+	double credit_ = 0;
+	uint64_t rr_ = 0, order_ = 0, drops_ = 0;
+	std::priority_queue<Ack, std::vector<Ack>, std::greater<Ack>> acks_;
+	std::vector<double> q_max_, q_sum_;
+};
+
+[[maybe_unused]] double
+Jain(const std::vector<double> &x)
+{
+	double s = 0, s2 = 0;
+	for (double v : x) {
+		s += v;
+		s2 += v * v;
+	}
+	return s * s / (double(x.size()) * s2);
+}
+
+constexpr double kC = 1.25e6;  // 10 Mbit/s
+constexpr uint64_t kBuf = 4000000;  // 4 MB: drops would be the model's failure, not XCP's
+
+void
+Print(const Model &m, int nflows, int secs)
+{
+	for (int t = 0; t < secs; t++) {
+		std::printf("t=%3d util=%.3f qmax=%7.0f qmean=%7.0f", t, m.UtilSec(t),
+			    m.QMax(t, t + 1), m.QMean(t, t + 1));
+		for (int i = 0; i < nflows; i++)
+			std::printf(" r%d=%.3f", i, m.F(i).dep[t] / kC);
+		std::printf("\n");
+	}
+}
+
+TEST(XcpModel, Explore)
+{
+	Model m(kC, 1, kBuf);
+	m.AddFlow(0.64, 0);
+	m.Run(60);
+	Print(m, 1, 60);
+	std::printf("drops %" PRIu64 " intervals %" PRIu64 "\n", m.drops(), m.intervals());
 }
 
 }  // namespace
