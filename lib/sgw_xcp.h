@@ -25,10 +25,14 @@
  *                          interval -> the next controller state and the
  *                          published parameters. Integer sums, so splitting
  *                          a stream across workers gives the same result.
- *   sgw_xcp_feedback()     pure, per packet: reads the parameters only.
- *   struct sgw_xcp_pub     seqlock through which the aggregator publishes
- *                          the parameters; readers never wait (a reader that
- *                          meets a write keeps its previous copy).
+ *   sgw_xcp_on_packet()    per packet: Katabi's feedback from the worker's
+ *                          copy of the parameters (xi_p, xi_n and its part
+ *                          of the interval's budgets, which it spends in
+ *                          its own copy); sgw_xcp_feedback() is the formula
+ *                          alone, pure.
+ *   struct sgw_xcp_pub     seqlock per worker through which the aggregator
+ *                          publishes the parameters; readers never wait (a
+ *                          reader that meets a write keeps its copy).
  *   struct sgw_xcp_qest    the persistent queue: minimum of the queue samples
  *                          over the last propagation delay (single writer:
  *                          the thread that owns the queue).
