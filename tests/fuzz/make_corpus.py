@@ -14,6 +14,10 @@
                      terminal 1, epoch 7, ISN 0, and has sent nothing
                      (snd_una = snd_nxt = 0)
 
+  DIR/fuzz_xcp/      XCP headers in fuzz_xcp.c's format: [xcp proto (1)]
+                     [feedback to write (4)][capacity B/s (4)][queue B (4)]
+                     [header bytes]
+
 fuzz_policy's seeds are tests/data/policy/{good,bad} (tests/fuzz/run.sh).
 The output is deterministic: run it again after changing it and commit the
 files. Needs python3-scapy (for the Ethernet frames).
@@ -162,6 +166,30 @@ def parse_seeds():
     return out
 
 
+# --- XCP (lib/sgw_xcp.h): fuzz_xcp.c's input ---------------------------------
+def xcp_hdr(nxt=6, flags=0, hlen=5, rtt=600000, cwnd=800000, fb=0x7FFFFFFF, rev=0, ver=2):
+    return struct.pack(">BBBBIIii", nxt, ver << 4 | flags, hlen, 0, rtt, cwnd, fb, rev) + \
+        b"\0" * (max(hlen * 4, 20) - 20)
+
+
+def xcp_input(hdr, proto=254, fb=-1000, cap=1250000, queue=20000):
+    return struct.pack(">BiII", proto, fb, cap, queue) + hdr
+
+
+def xcp_seeds():
+    return {
+        "data": xcp_input(xcp_hdr()),
+        "ack-reverse": xcp_input(xcp_hdr(flags=1, rtt=0, cwnd=0, rev=-5000)),
+        "geo-rtt-2s": xcp_input(xcp_hdr(rtt=2500000, cwnd=100000000, fb=12)),
+        "long-header": xcp_input(xcp_hdr(hlen=7) + b"\x11" * 8),
+        "esp-other-proto": xcp_input(xcp_hdr(nxt=50), proto=253),
+        "nested": xcp_input(xcp_hdr(nxt=254)),
+        "version-1": xcp_input(xcp_hdr(ver=1)),
+        "truncated": xcp_input(xcp_hdr()[:13]),
+        "zero-capacity": xcp_input(xcp_hdr(), cap=0, queue=0xFFFFFFFF),
+    }
+
+
 def write(d, seeds):
     os.makedirs(d, exist_ok=True)
     for name, data in sorted(seeds.items()):
@@ -177,6 +205,7 @@ def main():
     a = ap.parse_args()
     write(os.path.join(a.out, "fuzz_satlink"), satlink_seeds())
     write(os.path.join(a.out, "fuzz_parse"), parse_seeds())
+    write(os.path.join(a.out, "fuzz_xcp"), xcp_seeds())
     return 0
 
 
