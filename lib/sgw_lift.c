@@ -378,7 +378,7 @@ sgw_lift_conf_default(struct sgw_lift_conf *c)
 		.var_floor_ns = 200000000ull,
 		.margin_ns = 20000000ull,
 		.timer_min_ns = 200000000ull,
-		.timer_max_ns = 3000000000ull,
+		.timer_max_ns = 980000000ull,
 		.rtt_sample_max_ns = 10000000000ull,
 		.max_frozen_ns = 15000000000ull,
 		.share_window_ns = 60000000000ull,
@@ -1159,6 +1159,13 @@ rx_tcp_ack(struct sgw_lift *l, uint64_t now, struct lflow *f, const struct sgw_l
 	valid = s->hi_valid;
 	new_data = note_ack(l, f, s, m->word, now);
 	num = f->ack_rx;
+	if (fl_s) {
+		/* A duplicate (the MH says so): its IPsec ACK number may still move
+		 * (it covers a retransmitted copy with a newer ESP sequence number),
+		 * but the sender sees no new data: no timer restart from it. */
+		new_data = false;
+		valid = false;
+	}
 
 	switch (pairing(f, m)) {
 	case PAIR_YES:
@@ -1272,9 +1279,15 @@ rx_tcp_ack(struct sgw_lift *l, uint64_t now, struct lflow *f, const struct sgw_l
 			 * number still freezes (RFC 793's window update rule, Linux's
 			 * tcp_may_update_window): kept for the timer. */
 			keep_spare(l, f, o, cand);
-		} else if (have_cand) {
-			act_drop(l, o, f->flow_id, cand, SGW_LIFT_DROP_FRACK_SUPERSEDED);
-			l->st.fracks_dropped++;
+		} else {
+			if (have_cand) {
+				act_drop(l, o, f->flow_id, cand, SGW_LIFT_DROP_FRACK_SUPERSEDED);
+				l->st.fracks_dropped++;
+			}
+			/* A spare older than what the FH now has is worthless: a zero
+			 * window on an old ACK number is ignored (RFC 793, Linux). */
+			if (fwd_new)
+				drop_spare(l, f, o, SGW_LIFT_DROP_FRACK_SUPERSEDED);
 		}
 	}
 	if (restart)

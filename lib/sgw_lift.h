@@ -156,7 +156,8 @@ struct sgw_lift_conf {
 	uint64_t var_floor_ns;       /* 200 ms: Linux's floor (TCP_RTO_MIN) */
 	uint64_t margin_ns;          /* 20 ms */
 	uint64_t timer_min_ns;       /* 200 ms */
-	uint64_t timer_max_ns;       /* 3 s */
+	uint64_t timer_max_ns;       /* 980 ms: adaptive only ever shortens the
+				      * seed's value (docs/lift.md says why) */
 	uint64_t rtt_sample_max_ns;  /* longer samples are discarded (10 s) */
 	/* security bounds (section III) */
 	uint64_t max_frozen_ns;      /* one freeze at most this long (15 s) */
