@@ -17,6 +17,10 @@
   DIR/fuzz_xcp/      XCP headers in fuzz_xcp.c's format: [xcp proto (1)]
                      [feedback to write (4)][capacity B/s (4)][queue B (4)]
                      [header bytes]
+  DIR/fuzz_lift/     BS-LIFT record sequences, in fuzz_lift.c's format: per
+                     record [op][20 ms steps since the last][len][bytes]; op 0
+                     LIFT bytes from MH 0 (trusted), 1 downlink ESP (SPI, seq),
+                     2 time only, 0x10 set: untrusted
 
 fuzz_policy's seeds are tests/data/policy/{good,bad} (tests/fuzz/run.sh).
 The output is deterministic: run it again after changing it and commit the
@@ -190,6 +194,70 @@ def xcp_seeds():
     }
 
 
+# --- LIFT (lib/sgw_lift.h) ---------------------------------------------------
+LIFT_SPI, LIFT_UP_SPI = 0x1000, 0x2000
+
+
+def lift_rec(op, steps, body):
+    assert len(body) <= 255 and 0 <= steps <= 255
+    return bytes([op, steps, len(body)]) + body
+
+
+def lift_setup(flow, spi=LIFT_SPI, proto=50):
+    return struct.pack(">BHIB", 0x00, flow, spi, proto)
+
+
+def lift_teardown(flow):
+    return struct.pack(">BHIB", 0x40, flow, 0, 0)
+
+
+def lift_ack(flow, num, up_seq, flags=0, nxt=50):
+    return struct.pack(">BHIB", 0x80 | flags, flow, num, nxt) + \
+        struct.pack(">II", LIFT_UP_SPI, up_seq) + bytes(16)
+
+
+def lift_frack(flow, up_seq, nxt=50):
+    return struct.pack(">BHIB", 0xC0, flow, 0, nxt) + struct.pack(">II", LIFT_UP_SPI, up_seq) + \
+        bytes(16)
+
+
+def lift_esp(seq, spi=LIFT_SPI):
+    return struct.pack(">II", spi, seq)
+
+
+def lift_seeds():
+    # the basic cycle: setup, data, pairs held and replaced, a late ACK (freeze), unfreeze
+    cycle = lift_rec(0, 0, lift_setup(1))
+    for s in range(1, 9):
+        cycle += lift_rec(1, 0, lift_esp(s))
+    up = 1
+    for num in (2, 4, 6):
+        cycle += lift_rec(0, 2, lift_frack(1, up)) + lift_rec(0, 0, lift_ack(1, num, up + 1))
+        up += 2
+    cycle += lift_rec(2, 60, b"")  # 1.2 s: the timer fires, FrACK forwarded
+    cycle += lift_rec(0, 100, lift_frack(1, up)) + lift_rec(0, 0, lift_ack(1, 8, up + 1))
+    cycle += lift_rec(0, 0, lift_ack(1, 8, up + 2, flags=0x08))   # S
+    cycle += lift_rec(0, 0, lift_ack(1, 8, up + 3, flags=0x30))   # D F
+    # out of order on the SA, then acknowledged past the mark
+    ooo = lift_rec(0, 0, lift_setup(2)) + lift_rec(1, 0, lift_esp(1)) + \
+        lift_rec(1, 0, lift_esp(5)) + lift_rec(1, 0, lift_esp(3)) + \
+        lift_rec(0, 5, lift_frack(2, 1)) + lift_rec(0, 0, lift_ack(2, 5, 2)) + \
+        lift_rec(1, 0, lift_esp(6)) + lift_rec(0, 5, lift_ack(2, 6, 3))
+    # a freeze held to the bound (3 s in the harness), suspension, recovery
+    bound = lift_rec(0, 0, lift_setup(3)) + b"".join(lift_rec(1, 0, lift_esp(s))
+                                                     for s in range(1, 5))
+    bound += lift_rec(0, 0, lift_frack(3, 1)) + lift_rec(0, 0, lift_ack(3, 1, 2))
+    bound += lift_rec(0, 0, lift_frack(3, 3)) + lift_rec(0, 0, lift_ack(3, 2, 4))
+    bound += lift_rec(2, 255, b"") + lift_rec(0, 0, lift_ack(3, 3, 5))
+    # hostile: untrusted setup, truncated headers, reserved bits, table full
+    hostile = lift_rec(0x10, 0, lift_setup(4)) + lift_rec(0, 0, lift_setup(4)[:5]) + \
+        lift_rec(0, 0, bytes([0x87]) + lift_ack(4, 1, 1)[1:]) + \
+        lift_rec(0, 0, lift_ack(4, 1, 1)[:12]) + lift_rec(0, 0, lift_setup(4, proto=6))
+    hostile += b"".join(lift_rec(0, 0, lift_setup(f, LIFT_SPI + f)) for f in range(10, 22))
+    hostile += lift_rec(0, 0, lift_teardown(99)) + lift_rec(0, 0, lift_ack(4, 1, 1, nxt=6))
+    return {"lift-cycle": cycle, "lift-ooo": ooo, "lift-bound": bound, "lift-hostile": hostile}
+
+
 def write(d, seeds):
     os.makedirs(d, exist_ok=True)
     for name, data in sorted(seeds.items()):
@@ -204,6 +272,7 @@ def main():
                                                   "corpus"))
     a = ap.parse_args()
     write(os.path.join(a.out, "fuzz_satlink"), satlink_seeds())
+    write(os.path.join(a.out, "fuzz_lift"), lift_seeds())
     write(os.path.join(a.out, "fuzz_parse"), parse_seeds())
     write(os.path.join(a.out, "fuzz_xcp"), xcp_seeds())
     return 0
