@@ -143,6 +143,7 @@ sgw_relay_consume(struct sgw_relay *r, uint32_t n)
 #define RWC_F_ZERO_SENT 0x04u  /* RWND: the last ACK let out had a zero window */
 #define RWC_F_WITHHOLD  0x08u  /* PETRA/ACKRES: the ACK flow is stopped */
 #define RWC_F_UPD_DRAIN 0x10u  /* conf update_on_drain */
+#define RWC_F_HOLD      0x20u  /* conf ackres_hold */
 
 #define RTT_G_NS 1000000ull    /* clock granularity G of RFC 6298: 1 ms */
 #define RTO_SHIFT_MAX 6u
@@ -224,6 +225,8 @@ note_rcv_nxt(struct sgw_rwc *c, uint32_t rcv_nxt)
 	return rcv_nxt;
 }
 
+static int ackres_sample(struct sgw_rwc *c, uint64_t now);
+
 /* Let an ACK out: fill *out and keep the books. */
 static int
 emit(struct sgw_rwc *c, uint64_t now, uint32_t rcv_nxt, uint16_t field,
@@ -237,8 +240,15 @@ emit(struct sgw_rwc *c, uint64_t now, uint32_t rcv_nxt, uint16_t field,
 	out->ack = rcv_nxt;
 	out->wnd = field;
 	c->st.acks_sent++;
-	if (seq_gt(rcv_nxt, c->last_ack))
+	if (seq_gt(rcv_nxt, c->last_ack)) {
 		c->t_last_adv = now;
+		if (c->scheme == SGW_RWC_ACKRES && (c->flags & RWC_F_HOLD)) {
+			ackres_sample(c, now);
+			/* What stays unacknowledged arrived before now: taking now
+			 * errs toward a shorter hold, an earlier refresh. */
+			c->t_unacked = seq_lt(rcv_nxt, c->rcv_nxt) ? now : 0;
+		}
+	}
 	c->last_ack = rcv_nxt;
 	c->last_wnd = field;
 	return 1;
@@ -490,35 +500,42 @@ petra_timer(struct sgw_rwc *c, const struct sgw_relay *r, uint64_t now, uint32_t
 }
 
 /*
- * ACKRES estimator of the sender's RTO (RFC 6298 on what the relay sees):
- * a sample R is the time from sending an ACK to the arrival of a segment
- * echoing its timestamp (RFC 7323 TSecr: the caller passes the ACK's send
- * time); only for in-order new data, only while the ACK flow runs (a sender
- * released by a withheld ACK echoes an old one), at most one per SRTT as a
- * classic sender times one segment per round trip. Then
+ * ACKRES estimator of the sender's RTO (RFC 6298 on what the relay sees).
+ * The sender times a segment from sending it to the ACK covering it; that
+ * is the path round trip plus the time the relay held the ACK back, and the
+ * relay sees both:
+ *   path P: time from sending an ACK to the arrival of a segment echoing its
+ *           timestamp (RFC 7323 TSecr; the caller passes the ACK's send
+ *           time), from in-order new data only (a retransmission or a probe
+ *           sent by a timer echoes an old ACK); the latest value is kept;
+ *   hold H: when an ACK advances the ack number, the time since the oldest
+ *           byte it newly covers arrived.
+ * Each advancing ACK gives a sample R = P + H (conf ackres_hold) or R = P
+ * (default), at most one per SRTT as a classic sender times one segment per
+ * round trip. Whether the sender's own samples include our hold depends on
+ * which segment it happened to time (or, with timestamps, on every ACK):
+ * R = P errs toward early refreshes (more ACKs, the seed's instability when
+ * far off), R = P + H toward late ones (PETRA's timeouts). Then
  *   first:  SRTT = R, RTTVAR = R / 2
  *   next:   RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R|, SRTT = 7/8 SRTT + 1/8 R
  *   RTO  =  clamp(SRTT + max(G, 4 RTTVAR), rto_min, rto_max)
  * A retransmission seen while withholding means the sender timed out: its
  * RTO doubled (backoff shift + 1, cleared by the next sample).
  */
-static void
-ackres_data(struct sgw_rwc *c, const struct sgw_relay *r, uint64_t now, uint32_t seq,
-	    uint32_t len, uint64_t echo_ns)
+static int
+ackres_sample(struct sgw_rwc *c, uint64_t now)
 {
-	uint32_t high = c->rcv_high;
-	int dup = note_data(c, seq, len);
 	uint64_t rs, k;
 
-	(void)r;
-	if (dup && (c->flags & RWC_F_WITHHOLD) && c->rto_shift < RTO_SHIFT_MAX)
-		c->rto_shift++;
-	if (dup || len == 0 || seq != high || echo_ns == 0 || echo_ns > now ||
-	    (c->flags & RWC_F_WITHHOLD))
-		return;
+	if (c->rtt_path == 0)
+		return 0;
+	if ((c->flags & RWC_F_HOLD) && (c->t_unacked == 0 || now < c->t_unacked))
+		return 0;
 	if (c->srtt != 0 && now - c->t_sample < c->srtt)
-		return;
-	rs = now - echo_ns;
+		return 0;
+	rs = c->rtt_path;
+	if (c->flags & RWC_F_HOLD)
+		rs += now - c->t_unacked;
 	if (c->srtt == 0) {
 		c->srtt = rs;
 		c->rttvar = rs / 2;
@@ -537,6 +554,36 @@ ackres_data(struct sgw_rwc *c, const struct sgw_relay *r, uint64_t now, uint32_t
 	c->rto_shift = 0;
 	c->t_sample = now;
 	c->st.rtt_samples++;
+	return 1;
+}
+
+static void
+ackres_data(struct sgw_rwc *c, const struct sgw_relay *r, uint64_t now, uint32_t seq,
+	    uint32_t len, uint64_t echo_ns)
+{
+	uint32_t high = c->rcv_high;
+	int dup = note_data(c, seq, len);
+
+	(void)r;
+	if (dup && (c->flags & RWC_F_WITHHOLD) && c->rto_shift < RTO_SHIFT_MAX)
+		c->rto_shift++;
+	if (dup || len == 0 || seq != high)
+		return;
+	/* The oldest byte not yet acknowledged arrives now. */
+	if (seq == c->last_ack)
+		c->t_unacked = now;
+	if (echo_ns == 0 || echo_ns > now)
+		return;
+	c->rtt_path = now - echo_ns;
+	if (c->flags & RWC_F_HOLD)
+		return;  /* sampled when the ACK goes out */
+	/* R = P: sampled now, also while withholding (these segments were
+	 * released by ACKs sent before); a planned refresh follows. */
+	if (ackres_sample(c, now) && (c->flags & RWC_F_WITHHOLD)) {
+		uint64_t at = ackres_refresh_at(c);
+
+		c->timer_at = at > now ? at : now;
+	}
 }
 
 static int
@@ -627,7 +674,8 @@ sgw_rwc_init(struct sgw_rwc *c, const struct sgw_rwc_conf *conf, const struct sg
 	c->b_th = conf->b_th;
 	c->mss = conf->mss;
 	c->wscale = conf->wscale;
-	c->flags = conf->update_on_drain ? RWC_F_UPD_DRAIN : 0;
+	c->flags = (conf->update_on_drain ? RWC_F_UPD_DRAIN : 0) |
+		   (conf->ackres_hold ? RWC_F_HOLD : 0);
 	c->freeze_check_ns = conf->freeze_check_ns;
 	c->rto_min = conf->rto_min_ns;
 	c->rto_max = conf->rto_max_ns;

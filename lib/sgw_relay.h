@@ -118,6 +118,8 @@ struct sgw_rwc_conf {
 	uint8_t wscale;            /* our receive window scale, as announced: 0..14 (0) */
 	uint8_t update_on_drain;   /* RWND: window update as soon as draining reopens a
 				    * zero window, besides the periodic check (1) */
+	uint8_t ackres_hold;       /* ACKRES: RTT samples include how long we held the ACK
+				    * (0: path RTT only; sgw_relay.c says why) */
 	uint16_t mss;              /* the sender's MSS: SWS threshold, ACKRES step (1460) */
 	uint32_t b_th;             /* PETRA, ACKRES: withhold while occupancy > b_th bytes */
 	uint32_t static_wnd;       /* PETRA, ACKRES: window advertised, bytes (0: limit) */
@@ -193,6 +195,8 @@ struct sgw_rwc {
 	/* ACKRES: RFC 6298 estimator of the sender's RTO from what we observe */
 	uint64_t t_last_adv;      /* when the last ACK advancing the ack number went out */
 	uint64_t t_sample;        /* last RTT sample */
+	uint64_t t_unacked;       /* arrival of the oldest byte not acknowledged (0: none) */
+	uint64_t rtt_path;        /* latest path RTT from a timestamp echo (0: none) */
 	uint64_t srtt;
 	uint64_t rttvar;
 	uint64_t rto_min;
