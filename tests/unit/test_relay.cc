@@ -1115,17 +1115,6 @@ constexpr int kSeeds = 20;
 // times out, and every byte arrives intact and in order. Then PETRA and ACKRES
 // against the same model: the seed's qualitative result (PETRA times out,
 // ACKRES less). The table is docs/relay-buffer.md's.
-TEST(RelayModel, DISABLED_Trace)
-{
-	int scheme = atoi(getenv("S") ? getenv("S") : "2");
-	int sc = atoi(getenv("SC") ? getenv("SC") : "1");
-	uint64_t rmin = getenv("LINUX") ? 200 * kMs : kSec;
-	RelayModel m(ScenarioParams(kScenarios[sc], scheme, rmin, 1));
-	ModelResult r = m.Run();
-	printf("done %d t %.1f to %u ovf %u refr %u\n", r.done, r.t_done / 1e9, r.timeouts,
-	       r.overflows, r.st.rto_refreshes);
-}
-
 TEST(RelayModel, SeedComparison)
 {
 	printf("| scenario | sender | scheme  | done  | mean s | min s  | max s  | RTOs  "
