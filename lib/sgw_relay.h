@@ -10,7 +10,9 @@
  * bound between the two legs). In-order bytes are written at the tail; the
  * outgoing leg peeks contiguous spans (zero-copy) and consumes from the head
  * when it no longer needs them. A write that does not fit is refused whole
- * and counted, never truncated.
+ * and counted, never truncated. It is a byte ring, not lib/sgw_ring.h (which
+ * hands out one slot per element): a TCP leg writes and reads arbitrary byte
+ * spans, and the power-of-two mask is what makes a span at most two pieces.
  *
  * The window control (struct sgw_rwc) decides, for each ACK the receiving
  * leg is about to send toward its sender, whether to send it and with which

@@ -2,7 +2,7 @@
 /*
  * One bounded FIFO of slot indices, for every queue in satgw: the caller owns
  * an array of cap elements of whatever type the queue holds (mbuf pointers,
- * (mbuf, release time) pairs, relay-buffer segments) and this ring says which
+ * (mbuf, release time) pairs) and this ring says which
  * slot is the oldest, where the next element goes and how many are held.
  *
  * Any capacity, not only powers of two (queues are sized from configured
