@@ -1095,6 +1095,53 @@ TEST(TcpDrill, Rfc5961ChallengeAcks)
 	d.NoMore();
 }
 
+// RST in CLOSING and TIME-WAIT (the other states are in the pair tests above).
+TEST(TcpDrill, RstInClosingAndTimeWait)
+{
+	for (int tw = 0; tw < 2; tw++) {
+		SCOPED_TRACE(tw ? "time-wait" : "closing");
+		Drill d(SmallConf());
+		d.Establish();
+		sgw_tcp_out o;
+		sgw_tcp_out_reset(&o);
+		ASSERT_EQ(sgw_tcp_shutdown(&d.e.st, &d.e.c, d.now, &o), 0);
+		d.e.Apply(o);
+		d.Out(SGW_TCP_F_ACK | SGW_TCP_F_FIN, 1001, 5001);
+		// the peer's FIN crosses ours: CLOSING; with our FIN acked: TIME-WAIT
+		d.In(SGW_TCP_F_ACK | SGW_TCP_F_FIN, 5001, tw ? 1002 : 1001, 65535);
+		d.Out(SGW_TCP_F_ACK, 1002, 5002);
+		ASSERT_EQ(d.e.c.state, tw ? SGW_TCP_TIME_WAIT : SGW_TCP_CLOSING);
+		// in window but not exact: challenge ACK; exact: closed
+		d.In(SGW_TCP_F_RST, 5010, 0, 0);
+		d.Out(SGW_TCP_F_ACK, 1002, 5002);
+		d.In(SGW_TCP_F_RST, 5002, 0, 0);
+		EXPECT_EQ(d.e.c.state, SGW_TCP_CLOSED);
+		EXPECT_TRUE(d.e.events & SGW_TCP_EV_CLOSED);
+		EXPECT_EQ(d.e.NextTimer(), kNever);
+		d.NoMore();
+	}
+}
+
+TEST(TcpDrill, TimeWaitNewSynIsReuse)
+{
+	Drill d(SmallConf());
+	d.Establish();
+	sgw_tcp_out o;
+	sgw_tcp_out_reset(&o);
+	sgw_tcp_shutdown(&d.e.st, &d.e.c, d.now, &o);
+	d.e.Apply(o);
+	d.In(SGW_TCP_F_ACK | SGW_TCP_F_FIN, 5001, 1002, 65535);
+	ASSERT_EQ(d.e.c.state, SGW_TCP_TIME_WAIT);
+	// an old SYN (below rcv_nxt): ACKed; a new one: handed back to the caller
+	d.seen = d.e.sent.size();
+	sgw_tcp_out r = d.In(SGW_TCP_F_SYN, 4000, 0, 65535);
+	EXPECT_FALSE(r.events & SGW_TCP_EV_TW_REUSE);
+	d.Out(SGW_TCP_F_ACK, 1002, 5002);
+	r = d.In(SGW_TCP_F_SYN, 90000, 0, 65535);
+	EXPECT_TRUE(r.events & SGW_TCP_EV_TW_REUSE);
+	d.NoMore();
+}
+
 TEST(TcpDrill, OutOfOrderSackAndFill)
 {
 	Drill d(SmallConf());
