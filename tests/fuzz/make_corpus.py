@@ -13,6 +13,10 @@
                      frame (1 byte)][satlink frame]; the harness's session is
                      terminal 1, epoch 7, ISN 0, and has sent nothing
                      (snd_una = snd_nxt = 0)
+  DIR/fuzz_tcp/      segment sequences a peer sends, in fuzz_tcp.c's format:
+                     per segment [len (1 byte)][step (1 byte)][TCP header +
+                     payload]; the harness's connection listens on port 80,
+                     ISS 1000 (a handshake, data in and out of order, FIN, RST)
 
   DIR/fuzz_xcp/      XCP headers in fuzz_xcp.c's format: [xcp proto (1)]
                      [feedback to write (4)][capacity B/s (4)][queue B (4)]
@@ -258,6 +262,50 @@ def lift_seeds():
     return {"lift-cycle": cycle, "lift-ooo": ooo, "lift-bound": bound, "lift-hostile": hostile}
 
 
+# --- TCP (lib/sgw_tcp.h) -----------------------------------------------------
+TCP_ISS = 1000    # fuzz_tcp.c: the connection's ISS
+TCP_PEER = 5000   # the seeds' ISS
+
+
+def tcp_seg(seq, ack, flags, win=65535, opts=b"", payload=b""):
+    opts += b"\x01" * (-len(opts) % 4)
+    hdr = struct.pack(">HHIIBBHHH", 9999, 80, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF,
+                      (5 + len(opts) // 4) << 4, flags, win, 0, 0)
+    return hdr + opts + payload
+
+
+def tcp_rec(seg, step=1):
+    assert len(seg) < 256
+    return bytes([len(seg), step]) + seg
+
+
+def tcp_seeds():
+    SYN, ACK, FIN, RST, PSH = 0x02, 0x10, 0x01, 0x04, 0x08
+    syn_opts = (struct.pack(">BBH", 2, 4, 1460) + b"\x04\x02" +
+                struct.pack(">BBII", 8, 10, 100, 0) + b"\x01\x03\x03\x07")
+    ts = lambda v: b"\x01\x01" + struct.pack(">BBII", 8, 10, v, 0)
+    hs = (tcp_rec(tcp_seg(TCP_PEER, 0, SYN, opts=syn_opts)) +
+          tcp_rec(tcp_seg(TCP_PEER + 1, TCP_ISS + 1, ACK, opts=ts(101))))
+    data = bytes(range(100))
+    out = {}
+    out["tcp-handshake"] = hs
+    out["tcp-data-fin"] = (hs + tcp_rec(tcp_seg(TCP_PEER + 1, TCP_ISS + 1, ACK | PSH,
+                                                opts=ts(102), payload=data)) +
+                           tcp_rec(tcp_seg(TCP_PEER + 101, TCP_ISS + 1, ACK | FIN,
+                                           opts=ts(103))))
+    out["tcp-ooo-sack"] = (hs + tcp_rec(tcp_seg(TCP_PEER + 201, TCP_ISS + 1, ACK,
+                                                opts=ts(102), payload=data)) +
+                           tcp_rec(tcp_seg(TCP_PEER + 1, TCP_ISS + 1, ACK, opts=ts(103),
+                                           payload=data)))
+    # the application sends (step bit 7), the peer acks part, then resets
+    out["tcp-send-ack-rst"] = (hs + tcp_rec(tcp_seg(TCP_PEER + 1, TCP_ISS + 1, ACK,
+                                                    opts=ts(102)), 0x81) +
+                               tcp_rec(tcp_seg(TCP_PEER + 1, TCP_ISS + 1449, ACK, win=0,
+                                               opts=ts(103)), 50) +
+                               tcp_rec(tcp_seg(TCP_PEER + 1, 0, RST), 127))
+    return out
+
+
 def write(d, seeds):
     os.makedirs(d, exist_ok=True)
     for name, data in sorted(seeds.items()):
@@ -273,6 +321,7 @@ def main():
     a = ap.parse_args()
     write(os.path.join(a.out, "fuzz_satlink"), satlink_seeds())
     write(os.path.join(a.out, "fuzz_lift"), lift_seeds())
+    write(os.path.join(a.out, "fuzz_tcp"), tcp_seeds())
     write(os.path.join(a.out, "fuzz_parse"), parse_seeds())
     write(os.path.join(a.out, "fuzz_xcp"), xcp_seeds())
     return 0

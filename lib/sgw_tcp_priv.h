@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * TCP endpoint internals shared by sgw_tcp_input.c and sgw_tcp_output.c:
+ * serial-number comparisons, the timestamp clock, timer actions and the
+ * output entry points input needs. Not part of the lib's interface.
+ */
+#ifndef SGW_TCP_PRIV_H
+#define SGW_TCP_PRIV_H
+
+#include <stdint.h>
+
+#include "sgw_tcp.h"
+
+#define SEQ_LT(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) < 0)
+#define SEQ_LEQ(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) <= 0)
+#define SEQ_GT(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) > 0)
+#define SEQ_GEQ(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) >= 0)
+
+#define TCP_NS_PER_MS 1000000ull
+#define TCP_NS_PER_US 1000ull
+/* RFC 7323 5.5: TS.Recent older than 24 days no longer rejects segments. */
+#define TCP_PAWS_IDLE_NS (24ull * 86400ull * 1000000000ull)
+#define TCP_DEFAULT_MSS 536u
+
+/* Our timestamp clock: milliseconds plus the connection's offset. */
+static inline uint32_t
+tcp_ts_now(const struct sgw_tcp_conn *c, uint64_t now_ns)
+{
+	return (uint32_t)(now_ns / TCP_NS_PER_MS) + c->ts_offset;
+}
+
+static inline void
+tcp_timer_arm(struct sgw_tcp_conn *c, struct sgw_tcp_out *out, unsigned int id, uint64_t at)
+{
+	c->armed |= (uint8_t)(1u << id);
+	out->timer_at[id] = at;
+	out->timer_set |= (uint8_t)(1u << id);
+}
+
+static inline void
+tcp_timer_cancel(struct sgw_tcp_conn *c, struct sgw_tcp_out *out, unsigned int id)
+{
+	if (!(c->armed & (1u << id)))
+		return;
+	c->armed &= (uint8_t)~(1u << id);
+	out->timer_at[id] = SGW_TCP_NEVER;
+	out->timer_set |= (uint8_t)(1u << id);
+}
+
+static inline int
+tcp_timer_armed(const struct sgw_tcp_conn *c, unsigned int id)
+{
+	return (c->armed >> id) & 1;
+}
+
+/* The RTO with backoff, in ns, within [rto_min, rto_max]. */
+static inline uint64_t
+tcp_cur_rto_ns(const struct sgw_tcp_stack *st, const struct sgw_tcp_conn *c)
+{
+	uint64_t rto = (uint64_t)c->rto_us * TCP_NS_PER_US;
+	unsigned int b = c->backoff;
+
+	if (rto < st->conf.rto_min_ns)
+		rto = st->conf.rto_min_ns;
+	while (b-- > 0 && rto < st->conf.rto_max_ns)
+		rto <<= 1;
+	if (rto > st->conf.rto_max_ns)
+		rto = st->conf.rto_max_ns;
+	return rto;
+}
+
+/* sgw_tcp_output.c */
+void tcp_send_syn(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
+		  struct sgw_tcp_out *out);
+void tcp_send_ack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
+		  struct sgw_tcp_out *out);
+void tcp_send_rst(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint32_t seq,
+		  uint32_t ack, uint8_t flags, struct sgw_tcp_out *out);
+void tcp_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
+		struct sgw_tcp_out *out);
+void tcp_retransmit_head(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
+			 struct sgw_tcp_out *out);
+void tcp_closed(struct sgw_tcp_conn *c, struct sgw_tcp_out *out);
+void tcp_set_timers(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
+		    struct sgw_tcp_out *out);
+void tcp_enter_time_wait(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
+			 struct sgw_tcp_out *out);
+uint32_t tcp_rcv_window(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, int syn);
+
+#endif /* SGW_TCP_PRIV_H */

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * libFuzzer harness for the TCP endpoint's segment input (lib/sgw_tcp_seg.c,
+ * lib/sgw_tcp_input.c, lib/sgw_tcp_output.c): the input is a sequence of
+ * segments a hostile peer could send, each as [len (1 byte)][step (1 byte)]
+ * [TCP header + payload], parsed by sgw_tcp_seg_parse and given to one
+ * connection that starts in LISTEN (ISS 1000, ports 80 <- 9999), with its due
+ * timers fired between segments. step: bits 0-6 are milliseconds to advance,
+ * bit 7 makes the application append 3000 bytes (or shut down, every 4th).
+ * Aborts when the endpoint writes beyond the receive space it was given,
+ * sends bytes the application never gave, acknowledges more than was sent,
+ * emits a header it cannot parse itself, or keeps more out-of-order records
+ * than its bound, or lets snd_una <= snd_nxt <= snd_max break. ASan catches reads past a segment.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sgw_tcp.h"
+
+#define RX_CAP 20000u
+
+struct h {
+	uint64_t appended;
+	uint64_t acked;
+	uint64_t inorder;
+	uint64_t read;
+	uint64_t timer[SGW_TCP_T__COUNT];
+};
+
+static void
+tx(void *ctx, struct sgw_tcp_conn *c, const uint8_t *hdr, uint32_t hlen, uint32_t off,
+   uint32_t len)
+{
+	struct h *x = ctx;
+	struct sgw_tcp_seg s;
+
+	(void)c;
+	if (sgw_tcp_seg_parse(hdr, hlen, &s, NULL) != SGW_TCP_PR_OK || s.hlen != hlen)
+		abort();
+	if (x->acked + off + len > x->appended)
+		abort();
+}
+
+static uint32_t
+space(void *ctx, struct sgw_tcp_conn *c)
+{
+	struct h *x = ctx;
+
+	(void)c;
+	return RX_CAP - (uint32_t)(x->inorder - x->read);
+}
+
+static void
+rx_data(void *ctx, struct sgw_tcp_conn *c, uint32_t off, const uint8_t *p, uint32_t len)
+{
+	volatile uint8_t sink = 0;
+	uint32_t i;
+
+	if ((uint64_t)off + len > space(ctx, c))
+		abort();
+	for (i = 0; i < len; i++)
+		sink ^= p[i]; /* ASan: the bytes must be inside the segment */
+	(void)sink;
+}
+
+static void
+rx_advance(void *ctx, struct sgw_tcp_conn *c, uint32_t n)
+{
+	struct h *x = ctx;
+
+	if (n > space(ctx, c))
+		abort();
+	x->inorder += n;
+	/* the application reads half of what it has, so windows open and close */
+	x->read += (x->inorder - x->read) / 2;
+}
+
+static void
+tx_acked(void *ctx, struct sgw_tcp_conn *c, uint32_t n)
+{
+	struct h *x = ctx;
+
+	(void)c;
+	if (x->acked + n > x->appended)
+		abort();
+	x->acked += n;
+}
+
+/* snd_una <= snd_nxt <= snd_max, serial */
+static int
+bad_seq(const struct sgw_tcp_conn *c)
+{
+	return (int32_t)(c->snd_nxt - c->snd_una) < 0 || (int32_t)(c->snd_max - c->snd_nxt) < 0;
+}
+
+static void
+apply(struct h *x, const struct sgw_tcp_out *o)
+{
+	unsigned int i;
+
+	for (i = 0; i < SGW_TCP_T__COUNT; i++)
+		if (o->timer_set & (1u << i))
+			x->timer[i] = o->timer_at[i];
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const struct sgw_tcp_ops ops = {tx, rx_data, rx_advance, space, tx_acked};
+	struct sgw_tcp_conf conf;
+	struct sgw_tcp_stack st;
+	_Alignas(64) struct sgw_tcp_conn c;
+	struct sgw_tcp_out o;
+	struct sgw_tcp_seg s;
+	struct h x;
+	uint64_t now = 1000000000ull;
+	unsigned int i, n_app = 0;
+	size_t pos = 0;
+
+	memset(&x, 0, sizeof(x));
+	for (i = 0; i < SGW_TCP_T__COUNT; i++)
+		x.timer[i] = SGW_TCP_NEVER;
+	sgw_tcp_conf_default(&conf);
+	conf.rcv_buf = RX_CAP;
+	if (sgw_tcp_stack_init(&st, &conf, &ops, &x) != 0)
+		abort();
+	sgw_tcp_conn_init(&st, &c, 1000, 80, 9999);
+	sgw_tcp_listen(&st, &c);
+	while (pos + 2 <= size) {
+		size_t len = data[pos];
+		uint8_t step = data[pos + 1];
+
+		pos += 2;
+		if (len > size - pos)
+			len = size - pos;
+		now += (uint64_t)(step & 0x7f) * 1000000ull;
+		/* the timers due by now, earliest first; each fires at most once a turn */
+		for (i = 0; i < SGW_TCP_T__COUNT; i++) {
+			if (x.timer[i] <= now) {
+				x.timer[i] = SGW_TCP_NEVER;
+				sgw_tcp_out_reset(&o);
+				sgw_tcp_timer(&st, &c, now, i, &o);
+				apply(&x, &o);
+			}
+		}
+		if (step & 0x80) {
+			sgw_tcp_out_reset(&o);
+			if (++n_app % 4 == 0) {
+				sgw_tcp_shutdown(&st, &c, now, &o);
+			} else {
+				x.appended += 3000;
+				if (sgw_tcp_send(&st, &c, now, 3000, &o) != 0)
+					x.appended -= 3000;
+			}
+			apply(&x, &o);
+		}
+		if (sgw_tcp_seg_parse(data + pos, len, &s, st.parse_ctr) == SGW_TCP_PR_OK) {
+			sgw_tcp_out_reset(&o);
+			sgw_tcp_input(&st, &c, now, &s, &o);
+			apply(&x, &o);
+		}
+		if (c.ooo_n > SGW_TCP_OOO_MAX || bad_seq(&c))
+			abort();
+		pos += len;
+	}
+	return 0;
+}
