@@ -48,6 +48,7 @@
 #include <string.h>
 
 #include "sgw_arq.h"
+#include "sgw_seq.h"
 
 #define NIL UINT32_MAX
 #define EV_RING 16u
@@ -214,17 +215,6 @@ struct sgw_arq {
 
 /* ------------------------------------------------------------ helpers */
 
-static inline int32_t
-sdiff(uint32_t a, uint32_t b)
-{
-	return (int32_t)(a - b);
-}
-
-#define SEQ_LT(a, b) (sdiff((a), (b)) < 0)
-#define SEQ_LE(a, b) (sdiff((a), (b)) <= 0)
-#define SEQ_GT(a, b) (sdiff((a), (b)) > 0)
-#define SEQ_GE(a, b) (sdiff((a), (b)) >= 0)
-
 static inline uint64_t
 min_u64(uint64_t a, uint64_t b)
 {
@@ -235,22 +225,6 @@ static inline uint64_t
 max_u64(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
-}
-
-static inline uint64_t
-add_sat(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-static uint32_t
-pow2_at_least(uint32_t v)
-{
-	uint32_t p = 1;
-
-	while (p < v)
-		p <<= 1;
-	return p;
 }
 
 static inline uint32_t
@@ -385,13 +359,13 @@ align_up(size_t v)
 static void
 layout_of(const struct sgw_arq_conf *c, struct layout *l)
 {
-	l->s = pow2_at_least(c->tx_window);
+	l->s = sgw_pow2_at_least(c->tx_window);
 	l->sb = l->s < 64 ? 64 : l->s;
 	l->q = c->sendq_pkts;
-	l->r = pow2_at_least(c->rx_window + c->max_frags);
+	l->r = sgw_pow2_at_least(c->rx_window + c->max_frags);
 	if (l->r < 64)
 		l->r = 64;
-	l->d = pow2_at_least(c->dgram_slots > c->max_frags ? c->dgram_slots : c->max_frags);
+	l->d = sgw_pow2_at_least(c->dgram_slots > c->max_frags ? c->dgram_slots : c->max_frags);
 	l->off_tx = align_up(sizeof(struct sgw_arq));
 	l->off_txbm = align_up(l->off_tx + (size_t)l->s * sizeof(struct tx_slot));
 	l->off_sq = align_up(l->off_txbm + (size_t)(l->sb / 64) * sizeof(uint64_t));
@@ -610,7 +584,7 @@ rto_base(const struct sgw_arq *a)
 	if (var < RTT_GRANULARITY_NS)
 		var = RTT_GRANULARITY_NS;
 	/* The receiver holds a status up to one status interval. */
-	rto = add_sat(add_sat(a->srtt, var), a->c.status_interval_ns);
+	rto = sgw_add_sat(sgw_add_sat(a->srtt, var), a->c.status_interval_ns);
 	if (rto < a->c.rto_min_ns)
 		rto = a->c.rto_min_ns;
 	if (rto > a->c.rto_max_ns)
@@ -863,14 +837,14 @@ status_schedule(struct sgw_arq *a)
 {
 	if (a->st_next_ns == SGW_ARQ_NEVER)
 		a->st_next_ns = max_u64(a->now,
-					add_sat(a->last_status_ns, a->c.status_interval_ns));
+					sgw_add_sat(a->last_status_ns, a->c.status_interval_ns));
 }
 
 /* A gap was first seen: a status promptly, at most one per min gap. */
 static void
 status_prompt(struct sgw_arq *a)
 {
-	uint64_t t = max_u64(a->now, add_sat(a->last_status_ns, a->c.status_min_gap_ns));
+	uint64_t t = max_u64(a->now, sgw_add_sat(a->last_status_ns, a->c.status_min_gap_ns));
 
 	if (t < a->st_next_ns)
 		a->st_next_ns = t;
@@ -883,7 +857,7 @@ rx_reliable(struct sgw_arq *a, const struct sgw_satlink_hdr *h, uint64_t handle)
 	struct rx_slot *r;
 	bool new_gap;
 
-	if (SEQ_LT(seq, a->rcv_nxt)) {
+	if (SGW_SEQ_LT(seq, a->rcv_nxt)) {
 		a->rx_dirty = 1;
 		status_schedule(a);
 		return SGW_ARQ_RX_DUP;
@@ -912,8 +886,8 @@ rx_reliable(struct sgw_arq *a, const struct sgw_satlink_hdr *h, uint64_t handle)
 	a->echo_valid = 1;
 
 	/* frames [rcv_high, seq) never seen: a new gap */
-	new_gap = SEQ_GT(seq, a->rcv_high);
-	if (SEQ_GE(seq, a->rcv_high))
+	new_gap = SGW_SEQ_GT(seq, a->rcv_high);
+	if (SGW_SEQ_GE(seq, a->rcv_high))
 		a->rcv_high = seq + 1;
 	if (seq == a->rcv_nxt) {
 		do
@@ -945,7 +919,7 @@ rx_deliver(struct sgw_arq *a, struct sgw_arq_out *o)
 		bool found = false, bad = false;
 		uint32_t n, q;
 
-		while (SEQ_LT(a->rcv_dlv, a->rcv_drop)) {
+		while (SGW_SEQ_LT(a->rcv_dlv, a->rcv_drop)) {
 			x = out_push(a, o, SGW_ARQ_ACT_RELEASE);
 			if (x == NULL)
 				return;
@@ -955,7 +929,7 @@ rx_deliver(struct sgw_arq *a, struct sgw_arq_out *o)
 		}
 		if (a->rcv_dlv == a->rcv_nxt)
 			return;
-		if (SEQ_LT(a->rcv_scan, a->rcv_dlv))
+		if (SGW_SEQ_LT(a->rcv_scan, a->rcv_dlv))
 			a->rcv_scan = a->rcv_dlv;
 		s = &a->rx[a->rcv_dlv & a->rx_mask];
 		if (!(s->flags & SGW_SL_F_FIRST)) {
@@ -1026,7 +1000,7 @@ rx_datagram(struct sgw_arq *a, const struct sgw_satlink_hdr *h, uint64_t handle,
 	struct sgw_arq_act *x;
 	struct dg_slot *d;
 
-	if (SEQ_LT(seq, a->dg_next))
+	if (SGW_SEQ_LT(seq, a->dg_next))
 		return SGW_ARQ_RX_DGRAM_LATE;
 	if ((h->flags & (SGW_SL_F_FIRST | SGW_SL_F_LAST)) ==
 	    (SGW_SL_F_FIRST | SGW_SL_F_LAST)) {
@@ -1050,7 +1024,7 @@ rx_datagram(struct sgw_arq *a, const struct sgw_satlink_hdr *h, uint64_t handle,
 	if (d->used) {
 		if (d->seq == seq)
 			return SGW_ARQ_RX_DUP;
-		if (SEQ_GT(d->seq, seq))
+		if (SGW_SEQ_GT(d->seq, seq))
 			return SGW_ARQ_RX_NO_ROOM;
 		/* an older fragment holds the slot: it goes */
 		x = out_push(a, o, SGW_ARQ_ACT_RELEASE);
@@ -1069,7 +1043,7 @@ rx_datagram(struct sgw_arq *a, const struct sgw_satlink_hdr *h, uint64_t handle,
 	d->used = 1;
 	a->dg_held++;
 	a->st.rx_bytes += h->payload_len;
-	a->dg_check_ns = min_u64(a->dg_check_ns, add_sat(a->now, a->c.dgram_timeout_ns));
+	a->dg_check_ns = min_u64(a->dg_check_ns, sgw_add_sat(a->now, a->c.dgram_timeout_ns));
 
 	/* complete? walk to its FIRST and its LAST */
 	first = seq;
@@ -1089,7 +1063,7 @@ rx_datagram(struct sgw_arq *a, const struct sgw_satlink_hdr *h, uint64_t handle,
 		last++;
 		n++;
 	}
-	if (SEQ_LT(first, a->dg_next) || room(o) < n)
+	if (SGW_SEQ_LT(first, a->dg_next) || room(o) < n)
 		return SGW_ARQ_RX_OK;  /* late, or no room: expires */
 	for (q = 0; q < n; q++) {
 		d = &a->dg[(first + q) & a->dg_mask];
@@ -1128,8 +1102,8 @@ dg_expire(struct sgw_arq *a, struct sgw_arq_out *o)
 
 		if (!d->used)
 			continue;
-		due = add_sat(d->t, a->c.dgram_timeout_ns);
-		if (SEQ_LT(d->seq, a->dg_next) || due <= a->now) {
+		due = sgw_add_sat(d->t, a->c.dgram_timeout_ns);
+		if (SGW_SEQ_LT(d->seq, a->dg_next) || due <= a->now) {
 			struct sgw_arq_act *x = out_push(a, o, SGW_ARQ_ACT_RELEASE);
 
 			if (x == NULL) {
@@ -1156,7 +1130,7 @@ tx_ack(struct sgw_arq *a, uint32_t seq)
 
 	if (s->state == TX_ACKED || s->state == TX_FREE)
 		return;
-	if (s->tx_count == 1 && (!a->rack_valid || SEQ_GT(s->order, a->rack_order))) {
+	if (s->tx_count == 1 && (!a->rack_valid || SGW_SEQ_GT(s->order, a->rack_order))) {
 		a->rack_order = s->order;
 		a->rack_valid = 1;
 	}
@@ -1237,7 +1211,7 @@ rx_status(struct sgw_arq *a, const struct sgw_satlink_hdr *h, const void *body, 
 	 * minus the time the receiver held the status back. */
 	if (sb.echo_delay_us != SGW_SATLINK_NO_ECHO &&
 	    sb.echo_seq - a->snd_una < a->snd_nxt - a->snd_una &&
-	    (!a->rtt_seq_valid || SEQ_GT(sb.echo_seq, a->rtt_seq))) {
+	    (!a->rtt_seq_valid || SGW_SEQ_GT(sb.echo_seq, a->rtt_seq))) {
 		const struct tx_slot *s = &a->tx[sb.echo_seq & a->tx_mask];
 		uint64_t hold = (uint64_t)sb.echo_delay_us * 1000;
 
@@ -1270,7 +1244,7 @@ rx_status(struct sgw_arq *a, const struct sgw_satlink_hdr *h, const void *body, 
 
 		if (bits == 0)
 			continue;
-		if (SEQ_GE(seq0, a->snd_una) && SEQ_LE(seq0 + 32, a->snd_nxt)) {
+		if (SGW_SEQ_GE(seq0, a->snd_una) && SGW_SEQ_LE(seq0 + 32, a->snd_nxt)) {
 			/* a word inside the window: only the news, a word at a time
 			 * (statuses repeat what they acknowledged while a gap is open) */
 			bits &= ~tx_bits32(a, seq0);
@@ -1287,11 +1261,11 @@ rx_status(struct sgw_arq *a, const struct sgw_satlink_hdr *h, const void *body, 
 			uint32_t seq = seq0 + b;
 
 			bits &= bits - 1;
-			if (SEQ_GE(seq, a->snd_nxt)) {
+			if (SGW_SEQ_GE(seq, a->snd_nxt)) {
 				a->st.bad_acks++;
 				continue;
 			}
-			if (SEQ_LT(seq, a->snd_una))
+			if (SGW_SEQ_LT(seq, a->snd_una))
 				continue;
 			tx_ack(a, seq);
 		}
@@ -1302,7 +1276,7 @@ rx_status(struct sgw_arq *a, const struct sgw_satlink_hdr *h, const void *body, 
 	/* Everything sent before a frame that arrived, and still unacked, is lost. */
 	if (a->rack_valid) {
 		while (a->inflight.head != NIL &&
-		       SEQ_LT(a->tx[a->inflight.head].order, a->rack_order)) {
+		       SGW_SEQ_LT(a->tx[a->inflight.head].order, a->rack_order)) {
 			a->st.loss_status++;
 			tx_mark_lost(a, a->inflight.head, a->c.retx_copies);
 		}
@@ -1339,7 +1313,7 @@ rto_deadline(const struct sgw_arq *a)
 	if (a->inflight.head == NIL)
 		return SGW_ARQ_NEVER;
 	s = &a->tx[a->inflight.head];
-	return add_sat(max_u64(s->t, a->link_up_ns), rto_cur(a));
+	return sgw_add_sat(max_u64(s->t, a->link_up_ns), rto_cur(a));
 }
 
 static void
@@ -1353,7 +1327,7 @@ tx_timeouts(struct sgw_arq *a)
 		fired = true;
 	}
 	/* back off at most once per timeout period (RFC 6298 5.5) */
-	if (fired && a->now >= add_sat(a->rto_shift_ns, rto_cur(a)) &&
+	if (fired && a->now >= sgw_add_sat(a->rto_shift_ns, rto_cur(a)) &&
 	    a->rto_shift < RTO_SHIFT_MAX) {
 		a->rto_shift++;
 		a->rto_shift_ns = a->now;
@@ -1392,7 +1366,7 @@ tx_copy(struct sgw_arq *a, uint32_t i, struct sgw_arq_out *o)
 	tx_emit_data(a, x, s, s->copy);
 	a->st.tx_retx++;
 	if (s->copies_left > 0) {
-		s->t = add_sat(a->now, a->c.retx_spacing_ns);
+		s->t = sgw_add_sat(a->now, a->c.retx_spacing_ns);
 		tx_set_state(a, i, TX_SPACED);
 	} else {
 		s->t = a->now;
@@ -1485,7 +1459,7 @@ status_emit(struct sgw_arq *a, struct sgw_arq_out *o, bool keepalive)
 	a->rx_dirty = 0;
 	a->force_status = 0;
 	a->st_next_ns = a->rcv_high != a->rcv_nxt ?
-			add_sat(a->now, a->c.status_interval_ns) : SGW_ARQ_NEVER;
+			sgw_add_sat(a->now, a->c.status_interval_ns) : SGW_ARQ_NEVER;
 	return true;
 }
 
@@ -1539,7 +1513,7 @@ pump(struct sgw_arq *a, struct sgw_arq_out *o)
 		if (a->now >= a->hello_next_ns) {
 			if (!ctrl_emit(a, o, SGW_SL_HELLO))
 				return;
-			a->hello_next_ns = add_sat(a->now, a->c.hello_interval_ns);
+			a->hello_next_ns = sgw_add_sat(a->now, a->c.hello_interval_ns);
 			a->st.hello_tx++;
 		}
 		dg_expire(a, o);
@@ -1585,10 +1559,10 @@ sgw_arq_next_deadline(const struct sgw_arq *a)
 		d = a->dg_check_ns;
 	if (a->state != SESS_UP)
 		return min_u64(d, a->hello_next_ns);
-	d = min_u64(d, add_sat(a->last_tx_ns, a->keepalive_ns));
+	d = min_u64(d, sgw_add_sat(a->last_tx_ns, a->keepalive_ns));
 	if (!a->link_up)
 		return d;
-	d = min_u64(d, add_sat(a->last_rx_ns, a->c.link_down_ns));
+	d = min_u64(d, sgw_add_sat(a->last_rx_ns, a->c.link_down_ns));
 	if (a->force_status)
 		return a->now;
 	if (a->rx_dirty || a->rcv_high != a->rcv_nxt)

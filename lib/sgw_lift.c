@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "sgw_lift.h"
+#include "sgw_seq.h"
 
 #define NIL UINT32_MAX
 #define EMPTY UINT32_MAX
@@ -339,32 +340,6 @@ struct sgw_lift {
 	struct sgw_lift_stats st;
 };
 
-static inline int32_t
-sdiff(uint32_t a, uint32_t b)
-{
-	return (int32_t)(a - b);
-}
-
-#define SEQ_LT(a, b) (sdiff((a), (b)) < 0)
-#define SEQ_GT(a, b) (sdiff((a), (b)) > 0)
-#define SEQ_GE(a, b) (sdiff((a), (b)) >= 0)
-
-static inline uint64_t
-add_sat(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
-static uint32_t
-pow2_at_least(uint32_t v)
-{
-	uint32_t p = 1;
-
-	while (p < v)
-		p <<= 1;
-	return p;
-}
-
 /* ------------------------------------------------------- configuration */
 
 void
@@ -432,8 +407,8 @@ layout_of(const struct sgw_lift_conf *c, struct layout *l)
 {
 	l->nf = c->max_flows;
 	l->ns = c->max_sas ? c->max_sas : c->max_flows;
-	l->fi = pow2_at_least(2 * l->nf);
-	l->si = pow2_at_least(2 * l->ns);
+	l->fi = sgw_pow2_at_least(2 * l->nf);
+	l->si = sgw_pow2_at_least(2 * l->ns);
 	l->off_fl = align_up(sizeof(struct sgw_lift));
 	l->off_sa = align_up(l->off_fl + (size_t)l->nf * sizeof(struct lflow));
 	l->off_fi = align_up(l->off_sa + (size_t)l->ns * sizeof(struct lsa));
@@ -670,7 +645,7 @@ timer_ns(const struct sgw_lift *l, const struct lsa *s)
 	var = 4 * s->rttvar;
 	if (var < c->var_floor_ns)
 		var = c->var_floor_ns;
-	v = add_sat(s->srtt, var);
+	v = sgw_add_sat(s->srtt, var);
 	v = v > c->margin_ns ? v - c->margin_ns : 0;
 	if (v < c->timer_min_ns)
 		v = c->timer_min_ns;
@@ -683,14 +658,14 @@ static void
 timer_start(struct sgw_lift *l, struct lflow *f, uint64_t now)
 {
 	f->timer_running = 1;
-	f->timer_at = add_sat(now, timer_ns(l, &l->sa[f->sa]));
+	f->timer_at = sgw_add_sat(now, timer_ns(l, &l->sa[f->sa]));
 }
 
 /* A TCP ACK with IPsec ACK number num went to the FH: did it acknowledge new data? */
 static bool
 note_fh(struct lflow *f, uint32_t num)
 {
-	if (f->fh_valid && !SEQ_GT(num, f->fh_ack))
+	if (f->fh_valid && !SGW_SEQ_GT(num, f->fh_ack))
 		return false;
 	f->fh_valid = 1;
 	f->fh_ack = num;
@@ -857,13 +832,13 @@ timer_sync(struct sgw_lift *l, struct lflow *f, struct sgw_lift_out *o, uint64_t
 		share_accrue(l, f, now);
 		est = share_est(l, f, now);
 
-		d = add_sat(f->freeze_start, l->c.max_frozen_ns);
+		d = sgw_add_sat(f->freeze_start, l->c.max_frozen_ns);
 		/* Frozen share grows at most 1 ns per ns: check again when it could
 		 * reach the limit (at least 1 ms on). */
 		s = est < l->share_limit ? l->share_limit - est : 0;
 		if (s < 1000000)
 			s = 1000000;
-		s = add_sat(now, s);
+		s = sgw_add_sat(now, s);
 		if (s < d)
 			d = s;
 	} else if (f->in_use && f->timer_running) {
@@ -888,7 +863,7 @@ suspend(struct sgw_lift *l, struct lflow *f, struct sgw_lift_out *o, uint64_t no
 {
 	lift_stop(l, f, o, now);
 	f->suspended = 1;
-	f->susp_until = l->c.suspend_ns ? add_sat(now, l->c.suspend_ns) : SGW_LIFT_NEVER;
+	f->susp_until = l->c.suspend_ns ? sgw_add_sat(now, l->c.suspend_ns) : SGW_LIFT_NEVER;
 	if (share)
 		l->st.susp_share++;
 	else
@@ -1089,22 +1064,22 @@ note_ack(struct sgw_lift *l, struct lflow *f, struct lsa *s, uint32_t num, uint6
 		l->st.ack_beyond++;
 		return false;
 	}
-	if (SEQ_GT(num, s->hi)) {
+	if (SGW_SEQ_GT(num, s->hi)) {
 		l->st.ack_beyond++;
 		num = s->hi;
 	}
-	adv = !f->ack_valid || SEQ_GT(num, f->ack_rx);
+	adv = !f->ack_valid || SGW_SEQ_GT(num, f->ack_rx);
 	if (adv) {
 		f->ack_rx = num;
 		f->ack_valid = 1;
 	}
-	if (!s->acked_valid || SEQ_GT(num, s->acked)) {
+	if (!s->acked_valid || SGW_SEQ_GT(num, s->acked)) {
 		s->acked = num;
 		s->acked_valid = 1;
 	}
-	if (s->rtt_pending && SEQ_GE(num, s->rtt_seq))
+	if (s->rtt_pending && SGW_SEQ_GE(num, s->rtt_seq))
 		rtt_sample(l, s, now);
-	if (s->ooo && SEQ_GE(s->acked, s->ooo_mark)) {
+	if (s->ooo && SGW_SEQ_GE(s->acked, s->ooo_mark)) {
 		/* Every out-of-order packet is acknowledged: freezing back on. Flows
 		 * come back through the transitory phase (they stopped when they saw
 		 * the epoch move). */
@@ -1134,7 +1109,7 @@ pairing(const struct lflow *f, const struct sgw_lift_msg *m)
 		return PAIR_YES;
 	if (f->pend_spi != m->esp_spi)
 		return PAIR_STALE;
-	d = sdiff(m->esp_seq, f->pend_seq);
+	d = sgw_seq_diff(m->esp_seq, f->pend_seq);
 	if (d == 1)
 		return PAIR_YES;
 	return d > 1 ? PAIR_STALE : PAIR_NEWER;
@@ -1255,7 +1230,7 @@ rx_tcp_ack(struct sgw_lift *l, uint64_t now, struct lflow *f, const struct sgw_l
 	 * ACK that covers everything may be what a window-limited sender waits
 	 * for, and with nothing in flight there is nothing a freeze would save.
 	 */
-	covers_all = !l->c.paper_hold && valid && f->ack_valid && SEQ_GE(f->ack_rx, s->hi);
+	covers_all = !l->c.paper_hold && valid && f->ack_valid && SGW_SEQ_GE(f->ack_rx, s->hi);
 	if (f->timer_running && new_data && !fl_f && have_cand && !covers_all && !force) {
 		if (f->has_pair && release_held(l, f, o, now))
 			restart = true;
@@ -1307,7 +1282,7 @@ rx_frack(struct sgw_lift *l, struct lflow *f, const struct sgw_lift_msg *m, uint
 	}
 	if (f->has_pend) {
 		if (f->pend_esp && m->has_esp && f->pend_spi == m->esp_spi &&
-		    SEQ_LT(m->esp_seq, f->pend_seq)) {
+		    SGW_SEQ_LT(m->esp_seq, f->pend_seq)) {
 			/* Older than the one waiting: it lost its ACK's race. */
 			act_drop(l, o, f->flow_id, h, SGW_LIFT_DROP_FRACK_STALE);
 			l->st.fracks_dropped++;
@@ -1418,7 +1393,7 @@ mark_ooo(struct sgw_lift *l, struct lsa *s, uint32_t mark)
 		s->ooo_mark = mark;
 		s->epoch++;
 		l->st.ooo_disable++;
-	} else if (SEQ_GT(mark, s->ooo_mark)) {
+	} else if (SGW_SEQ_GT(mark, s->ooo_mark)) {
 		s->ooo_mark = mark;
 	}
 }
@@ -1443,7 +1418,7 @@ sgw_lift_esp_down(struct sgw_lift *l, uint64_t now, const struct sgw_lift_addr *
 		s->hi_valid = 1;
 		s->hi = seq;
 	} else {
-		d = sdiff(seq, s->hi);
+		d = sgw_seq_diff(seq, s->hi);
 		if (d <= 0) {
 			/* Behind (or equal to) one already forwarded: reordered or
 			 * repeated upstream. */
@@ -1504,14 +1479,14 @@ sgw_lift_timer(struct sgw_lift *l, uint64_t now, uint32_t fi, uint32_t gen,
 	s = &l->sa[f->sa];
 	if (f->frozen) {
 		share_accrue(l, f, now);
-		if (now >= add_sat(f->freeze_start, l->c.max_frozen_ns))
+		if (now >= sgw_add_sat(f->freeze_start, l->c.max_frozen_ns))
 			suspend(l, f, o, now, false);
 		else if (share_est(l, f, now) >= l->share_limit)
 			suspend(l, f, o, now, true);
 	} else if (f->timer_running && now >= f->timer_at) {
 		l->st.expiries++;
 		f->timer_running = 0;
-		unacked = s->hi_valid && (!f->ack_valid || SEQ_LT(f->ack_rx, s->hi));
+		unacked = s->hi_valid && (!f->ack_valid || SGW_SEQ_LT(f->ack_rx, s->hi));
 		if (!f->has_pair && !(f->has_spare && unacked)) {
 			l->st.expiry_idle++;
 		} else if (unacked) {

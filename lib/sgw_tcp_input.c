@@ -118,7 +118,7 @@ rtt_from_ack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 			return;
 		}
 	}
-	if ((c->flags & SGW_TCP_CF_RTT_TIMING) && SEQ_GEQ(ack, c->rtt_seq)) {
+	if ((c->flags & SGW_TCP_CF_RTT_TIMING) && SGW_SEQ_GE(ack, c->rtt_seq)) {
 		c->flags &= ~(uint32_t)SGW_TCP_CF_RTT_TIMING;
 		rtt_update(st, c, (now - c->rtt_ts) / TCP_NS_PER_US);
 	}
@@ -155,10 +155,10 @@ ooo_insert(struct sgw_tcp_conn *c, uint32_t s, uint32_t e)
 {
 	unsigned int n = c->ooo_n, i = 0, j, k;
 
-	while (i < n && SEQ_LT(c->ooo[i].right, s))
+	while (i < n && SGW_SEQ_LT(c->ooo[i].right, s))
 		i++;
 	j = i;
-	while (j < n && SEQ_LEQ(c->ooo[j].left, e))
+	while (j < n && SGW_SEQ_LE(c->ooo[j].left, e))
 		j++;
 	if (j == i) {
 		if (n == SGW_TCP_OOO_MAX)
@@ -169,9 +169,9 @@ ooo_insert(struct sgw_tcp_conn *c, uint32_t s, uint32_t e)
 		c->ooo[i].right = e;
 		c->ooo_n = (uint8_t)(n + 1);
 	} else {
-		if (SEQ_LT(s, c->ooo[i].left))
+		if (SGW_SEQ_LT(s, c->ooo[i].left))
 			c->ooo[i].left = s;
-		c->ooo[i].right = SEQ_GT(e, c->ooo[j - 1].right) ? e : c->ooo[j - 1].right;
+		c->ooo[i].right = SGW_SEQ_GT(e, c->ooo[j - 1].right) ? e : c->ooo[j - 1].right;
 		/* records i+1 .. j-1 are inside the merged one */
 		for (k = i + 1; k + (j - i - 1) < n; k++)
 			c->ooo[k] = c->ooo[k + (j - i - 1)];
@@ -188,8 +188,8 @@ ooo_pull(struct sgw_tcp_conn *c)
 	uint32_t adv = 0;
 	unsigned int drop = 0, k;
 
-	while (drop < c->ooo_n && SEQ_LEQ(c->ooo[drop].left, c->rcv_nxt)) {
-		if (SEQ_GT(c->ooo[drop].right, c->rcv_nxt)) {
+	while (drop < c->ooo_n && SGW_SEQ_LE(c->ooo[drop].left, c->rcv_nxt)) {
+		if (SGW_SEQ_GT(c->ooo[drop].right, c->rcv_nxt)) {
 			adv += c->ooo[drop].right - c->rcv_nxt;
 			c->rcv_nxt = c->ooo[drop].right;
 		}
@@ -250,7 +250,7 @@ rcv_text(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		c->flags |= SGW_TCP_CF_ACK_NOW;
 		return;
 	}
-	if (SEQ_LT(seq, c->rcv_nxt)) {
+	if (SGW_SEQ_LT(seq, c->rcv_nxt)) {
 		uint32_t skip = c->rcv_nxt - seq;
 
 		if (skip > len || (skip == len && !fin)) {
@@ -265,9 +265,9 @@ rcv_text(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	/* never past the caller's free space (the window we advertised is within it) */
 	space = st->ops.rx_space(st->ctx, c);
 	maxend = c->rcv_nxt + space;
-	if (SEQ_GT(seq + len, maxend)) {
+	if (SGW_SEQ_GT(seq + len, maxend)) {
 		st->ctr[SGW_TCP_C_RX_CLIPPED]++;
-		len = SEQ_GT(maxend, seq) ? maxend - seq : 0;
+		len = SGW_SEQ_GT(maxend, seq) ? maxend - seq : 0;
 		fin = 0;
 		c->flags |= SGW_TCP_CF_ACK_NOW;
 	}
@@ -328,7 +328,7 @@ dupack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now, uint32_t 
 		return;
 	}
 	/* RFC 6582 3.2 step 2: not again for the losses of the window being repaired */
-	if (c->dupacks != 3 || !SEQ_GT(ack, c->recover))
+	if (c->dupacks != 3 || !SGW_SEQ_GT(ack, c->recover))
 		return;
 	st->ctr[SGW_TCP_C_FAST_RETX]++;
 	c->ssthresh = c->cc->ssthresh(c, now);
@@ -352,15 +352,15 @@ rcv_ack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	uint32_t old_wnd = c->snd_wnd, acked, from, data_end;
 
 	/* RFC 9293 3.10.7.4: the window from the newest segment only */
-	if (SEQ_LT(c->snd_wl1, seg->seq) ||
-	    (c->snd_wl1 == seg->seq && SEQ_LEQ(c->snd_wl2, ack))) {
+	if (SGW_SEQ_LT(c->snd_wl1, seg->seq) ||
+	    (c->snd_wl1 == seg->seq && SGW_SEQ_LE(c->snd_wl2, ack))) {
 		c->snd_wnd = wnd;
 		c->snd_wl1 = seg->seq;
 		c->snd_wl2 = ack;
 		if (wnd > c->snd_wnd_max)
 			c->snd_wnd_max = wnd;
 	}
-	if (!SEQ_GT(ack, c->snd_una)) {
+	if (!SGW_SEQ_GT(ack, c->snd_una)) {
 		/* RFC 5681 2: the duplicate ACK that counts */
 		if (ack == c->snd_una && seg->len == 0 &&
 		    !(seg->flags & (SGW_TCP_F_SYN | SGW_TCP_F_FIN)) && wnd == old_wnd &&
@@ -370,14 +370,14 @@ rcv_ack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	}
 	acked = ack - c->snd_una;
 	from = syn ? c->snd_una + 1 : c->snd_una;
-	data_end = SEQ_LT(ack, c->snd_end) ? ack : c->snd_end;
-	if (SEQ_GT(data_end, from)) {
+	data_end = SGW_SEQ_LT(ack, c->snd_end) ? ack : c->snd_end;
+	if (SGW_SEQ_GT(data_end, from)) {
 		out->acked += data_end - from;
 		st->ops.tx_acked(st->ctx, c, data_end - from);
 	}
 	rtt_from_ack(st, c, now, seg, ack);
 	c->snd_una = ack;
-	if (SEQ_LT(c->snd_nxt, ack))
+	if (SGW_SEQ_LT(c->snd_nxt, ack))
 		c->snd_nxt = ack;
 	c->retries = 0;
 	/* RFC 6298 5.3: restart the timer (tcp_set_timers re-arms it from now) */
@@ -385,7 +385,7 @@ rcv_ack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	if (syn)
 		acked--;
 	if (c->flags & SGW_TCP_CF_RECOVERY) {
-		if (SEQ_GEQ(ack, c->recover)) {
+		if (SGW_SEQ_GE(ack, c->recover)) {
 			/* full ACK: RFC 6582 3.2 step 3, option 1 */
 			uint32_t fl = c->snd_max - c->snd_una + c->snd_mss;
 
@@ -466,7 +466,7 @@ input_syn_sent(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	int ack_ok = 0;
 
 	if (f & SGW_TCP_F_ACK) {
-		if (SEQ_LEQ(seg->ack, c->iss) || SEQ_GT(seg->ack, c->snd_max)) {
+		if (SGW_SEQ_LE(seg->ack, c->iss) || SGW_SEQ_GT(seg->ack, c->snd_max)) {
 			st->ctr[SGW_TCP_C_SYN_SENT_DROP]++;
 			if (!(f & SGW_TCP_F_RST))
 				tcp_send_rst(st, c, seg->ack, 0, 0, out);
@@ -514,19 +514,19 @@ input_syn_sent(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 static int
 acceptable(const struct sgw_tcp_conn *c, uint32_t seq, uint32_t seg_len)
 {
-	uint32_t wnd = SEQ_GT(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+	uint32_t wnd = SGW_SEQ_GT(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
 
 	/* RFC 9293 3.10.7.4, the four cases */
 	if (seg_len == 0) {
 		if (wnd == 0)
 			return seq == c->rcv_nxt;
-		return SEQ_GEQ(seq, c->rcv_nxt) && SEQ_LT(seq, c->rcv_nxt + wnd);
+		return SGW_SEQ_GE(seq, c->rcv_nxt) && SGW_SEQ_LT(seq, c->rcv_nxt + wnd);
 	}
 	if (wnd == 0)
 		return 0;
-	return (SEQ_GEQ(seq, c->rcv_nxt) && SEQ_LT(seq, c->rcv_nxt + wnd)) ||
-	       (SEQ_GEQ(seq + seg_len - 1, c->rcv_nxt) &&
-		SEQ_LT(seq + seg_len - 1, c->rcv_nxt + wnd));
+	return (SGW_SEQ_GE(seq, c->rcv_nxt) && SGW_SEQ_LT(seq, c->rcv_nxt + wnd)) ||
+	       (SGW_SEQ_GE(seq + seg_len - 1, c->rcv_nxt) &&
+		SGW_SEQ_LT(seq + seg_len - 1, c->rcv_nxt + wnd));
 }
 
 /* SYN-RECEIVED and every synchronized state. */
@@ -541,8 +541,8 @@ input_sync(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 
 	if (c->state == SGW_TCP_TIME_WAIT &&
 	    (f & (SGW_TCP_F_SYN | SGW_TCP_F_ACK | SGW_TCP_F_RST)) == SGW_TCP_F_SYN &&
-	    (SEQ_GT(seg->seq, c->rcv_nxt) ||
-	     (has_ts && SEQ_GT(seg->tsval, c->ts_recent)))) {
+	    (SGW_SEQ_GT(seg->seq, c->rcv_nxt) ||
+	     (has_ts && SGW_SEQ_GT(seg->tsval, c->ts_recent)))) {
 		/* a new incarnation (RFC 6191 with timestamps, RFC 1122 without) */
 		out->events |= SGW_TCP_EV_TW_REUSE;
 		return;
@@ -555,7 +555,7 @@ input_sync(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		return;
 	}
 	/* RFC 7323 5.3 PAWS (a RST is exempt) */
-	if (has_ts && !(f & SGW_TCP_F_RST) && SEQ_LT(seg->tsval, c->ts_recent) &&
+	if (has_ts && !(f & SGW_TCP_F_RST) && SGW_SEQ_LT(seg->tsval, c->ts_recent) &&
 	    now - c->ts_recent_ns < TCP_PAWS_IDLE_NS) {
 		st->ctr[SGW_TCP_C_PAWS_DROP]++;
 		c->flags |= SGW_TCP_CF_ACK_NOW;
@@ -588,7 +588,7 @@ input_sync(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		}
 	}
 	/* RFC 7323 4.3: TS.Recent from a segment that covers Last.ACK.sent */
-	if (has_ts && SEQ_LEQ(seg->seq, c->last_ack_sent) && SEQ_GEQ(seg->tsval, c->ts_recent)) {
+	if (has_ts && SGW_SEQ_LE(seg->seq, c->last_ack_sent) && SGW_SEQ_GE(seg->tsval, c->ts_recent)) {
 		c->ts_recent = seg->tsval;
 		c->ts_recent_ns = now;
 	}
@@ -617,7 +617,7 @@ input_sync(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		return;
 	}
 	if (c->state == SGW_TCP_SYN_RCVD) {
-		if (!SEQ_GT(seg->ack, c->snd_una) || SEQ_GT(seg->ack, c->snd_max)) {
+		if (!SGW_SEQ_GT(seg->ack, c->snd_una) || SGW_SEQ_GT(seg->ack, c->snd_max)) {
 			st->ctr[SGW_TCP_C_BAD_ACK]++;
 			tcp_send_rst(st, c, seg->ack, 0, 0, out);
 			return;
@@ -627,12 +627,12 @@ input_sync(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		established(c, out);
 	} else {
 		/* RFC 5961 5.2: SND.UNA - MAX.SND.WND <= SEG.ACK <= SND.NXT (snd_max here) */
-		if (SEQ_GT(seg->ack, c->snd_max)) {
+		if (SGW_SEQ_GT(seg->ack, c->snd_max)) {
 			st->ctr[SGW_TCP_C_BAD_ACK]++;
 			c->flags |= SGW_TCP_CF_ACK_NOW;
 			return;
 		}
-		if (SEQ_LT(seg->ack, c->snd_una - c->snd_wnd_max)) {
+		if (SGW_SEQ_LT(seg->ack, c->snd_una - c->snd_wnd_max)) {
 			st->ctr[SGW_TCP_C_CHALLENGE_ACK]++;
 			c->flags |= SGW_TCP_CF_ACK_NOW;
 			return;

@@ -262,9 +262,9 @@ tcp_rcv_window(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, int syn)
 	 * Receiver SWS avoidance (RFC 9293 3.8.6.2.2): move the right edge
 	 * only by at least min(MSS, buffer / 2); never move it left.
 	 */
-	if (SEQ_GT(right, c->rcv_adv) && right - c->rcv_adv >= thresh)
+	if (SGW_SEQ_GT(right, c->rcv_adv) && right - c->rcv_adv >= thresh)
 		c->rcv_adv = right;
-	if (SEQ_LT(c->rcv_adv, c->rcv_nxt))
+	if (SGW_SEQ_LT(c->rcv_adv, c->rcv_nxt))
 		c->rcv_adv = c->rcv_nxt;
 	wnd = c->rcv_adv - c->rcv_nxt;
 	/*
@@ -366,7 +366,7 @@ tcp_send_syn(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	} else {
 		c->flags &= ~(uint32_t)SGW_TCP_CF_RTT_TIMING;
 	}
-	if (SEQ_LT(c->snd_max, c->iss + 1))
+	if (SGW_SEQ_LT(c->snd_max, c->iss + 1))
 		c->snd_max = c->iss + 1;
 	c->snd_nxt = c->iss + 1;
 }
@@ -420,7 +420,7 @@ send_data(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now, uint32
 		s.flags |= SGW_TCP_F_FIN;
 	if (len && seq + len == c->snd_end)
 		s.flags |= SGW_TCP_F_PSH;
-	if (SEQ_LT(seq, c->snd_max)) {
+	if (SGW_SEQ_LT(seq, c->snd_max)) {
 		st->ctr[SGW_TCP_C_RETX_SEGS]++;
 		/* Karn: a segment sent twice gives no RTT sample */
 		c->flags &= ~(uint32_t)SGW_TCP_CF_RTT_TIMING;
@@ -432,7 +432,7 @@ send_data(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now, uint32
 	if (len)
 		st->ctr[SGW_TCP_C_DATA_SEGS_OUT]++;
 	emit(st, c, now, &s, len, out);
-	if (SEQ_GT(end, c->snd_max))
+	if (SGW_SEQ_GT(end, c->snd_max))
 		c->snd_max = end;
 	if (fin)
 		c->flags |= SGW_TCP_CF_FIN_SENT;
@@ -512,7 +512,7 @@ tcp_retransmit_head(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t n
 		return;
 	send_data(st, c, now, c->snd_una, len, fin, out);
 	end = c->snd_una + len + (fin ? 1 : 0);
-	if (SEQ_LT(c->snd_nxt, end))
+	if (SGW_SEQ_LT(c->snd_nxt, end))
 		c->snd_nxt = end;
 }
 
@@ -541,7 +541,7 @@ tcp_enter_time_wait(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t n
 static int
 data_pending(const struct sgw_tcp_conn *c)
 {
-	return SEQ_LT(c->snd_nxt, c->snd_end) ||
+	return SGW_SEQ_LT(c->snd_nxt, c->snd_end) ||
 	       ((c->flags & SGW_TCP_CF_FIN_QUEUED) && c->snd_nxt == c->snd_end);
 }
 
@@ -701,7 +701,7 @@ sgw_tcp_rx_consumed(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t n
 	    c->state != SGW_TCP_FIN_WAIT_2)
 		return;
 	right = rcv_right_edge(st, c, &thresh);
-	if (SEQ_GT(right, c->rcv_adv) && right - c->rcv_adv >= thresh) {
+	if (SGW_SEQ_GT(right, c->rcv_adv) && right - c->rcv_adv >= thresh) {
 		st->ctr[SGW_TCP_C_WND_UPDATES]++;
 		tcp_send_ack(st, c, now_ns, out);
 		tcp_set_timers(st, c, now_ns, out);

@@ -9,12 +9,9 @@
 
 #include <stdint.h>
 
+#include "sgw_seq.h"
 #include "sgw_tcp.h"
 
-#define SEQ_LT(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) < 0)
-#define SEQ_LEQ(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) <= 0)
-#define SEQ_GT(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) > 0)
-#define SEQ_GEQ(a, b) ((int32_t)((uint32_t)(a) - (uint32_t)(b)) >= 0)
 
 #define TCP_NS_PER_MS 1000000ull
 #define TCP_NS_PER_US 1000ull
