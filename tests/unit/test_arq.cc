@@ -50,6 +50,7 @@
 
 #include "sgw_arq.h"
 #include "sgw_satlink.h"
+#include "test_rng.h"
 
 namespace {
 
@@ -72,25 +73,6 @@ Pow2AtLeast(uint32_t v)
 		p <<= 1;
 	return p;
 }
-
-struct Rng {
-	uint64_t s;
-	explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull) {}
-	uint64_t Next()
-	{
-		uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-		z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-		return z ^ (z >> 31);
-	}
-	double Uni() { return static_cast<double>(Next() >> 11) * (1.0 / 9007199254740992.0); }
-	uint64_t Range(uint64_t lo, uint64_t hi) { return lo + Next() % (hi - lo + 1); }
-	bool Chance(double p) { return p > 0 && Uni() < p; }
-	uint64_t Exp(uint64_t mean)
-	{
-		return static_cast<uint64_t>(-std::log(1.0 - Uni()) * static_cast<double>(mean));
-	}
-};
 
 struct Pkt {
 	int src = 0;           // endpoint that sent it

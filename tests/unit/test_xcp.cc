@@ -35,23 +35,11 @@
 #include <vector>
 
 #include "sgw_xcp.h"
+#include "test_rng.h"
 
 namespace {
 
 constexpr uint8_t kProto = 254;
-
-struct Rng {
-	uint64_t s;
-	explicit Rng(uint64_t seed) : s(seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull) {}
-	uint64_t Next()
-	{
-		uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-		z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-		z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-		return z ^ (z >> 31);
-	}
-	uint64_t Range(uint64_t lo, uint64_t hi) { return lo + Next() % (hi - lo + 1); }
-};
 
 sgw_xcp_fields
 Fields(uint8_t next, uint32_t rtt, uint32_t cwnd, int32_t fb, int32_t rev, uint8_t flags = 0)
