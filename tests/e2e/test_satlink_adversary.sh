@@ -16,8 +16,9 @@
 # (hub0) or the terminal (term0) with PACKET_QDISC_BYPASS, so the emulator
 # does not relay them and each forged frame reaches exactly the end it aims
 # at. While it attacks, every worker's loop counter of every running box is
-# sampled every 1 s (/satgw/workers): it must move between every two
-# samples (no worker stalls; defect 1 of issue 11 froze one for ~10 s).
+# sampled every 1 s (/satgw/workers): it must move within every 3 s (no
+# worker stalls; defect 1 of issue 11 froze one for ~10 s; one sample
+# interval would also catch a busy machine not running a worker).
 #
 #   1. AES-GCM (a fresh AES-256 key for terminal 1001 at both ends). The
 #      adversary sends, at both ends, until a ADV_FILE_KB (1024) KB transfer
