@@ -1524,6 +1524,25 @@ sgw_lift_timer(struct sgw_lift *l, uint64_t now, uint32_t fi, uint32_t gen,
 	return 0;
 }
 
+int
+sgw_lift_drain(struct sgw_lift *l, uint64_t now, struct sgw_lift_out *o)
+{
+	uint32_t fi;
+
+	if (o->cap < o->n || o->cap - o->n < SGW_LIFT_MIN_ROOM) {
+		l->st.no_room++;
+		return -ENOSPC;
+	}
+	for (fi = 0; fi < l->c.max_flows; fi++) {
+		if (!l->fl[fi].in_use)
+			continue;
+		if (o->cap - o->n < SGW_LIFT_MIN_ROOM)
+			return 1;
+		flow_delete(l, &l->fl[fi], o, now);
+	}
+	return 0;
+}
+
 void
 sgw_lift_note_clear(struct sgw_lift *l, uint32_t pkts)
 {
