@@ -120,7 +120,8 @@ protected:
 	uint64_t delay_ns = 50000000;
 	std::deque<InFlight> fwd, ret;
 	std::string keydir;
-	unsigned int hub_avail0 = 0;
+	uint32_t hub_workers = 1;
+	std::string lift_section = "lift: {timer_ms: 980}\n";
 
 	void SetUp() override
 	{
@@ -181,8 +182,9 @@ protected:
 		       "rtt_ms: 110" + extra + "}\n";
 	}
 
-	std::string hub_yaml(const std::string &lift = "lift: {timer_ms: 980}\n")
+	std::string hub_yaml()
 	{
+		const std::string &lift = lift_section;
 		return "version: 1\nrole: hub\nports:\n"
 		       "  - {name: terr, device: " + terr.name + ", role: terrestrial, peer: sat}\n"
 		       "  - {name: sat, device: " + hsat.name + ", role: satellite, peer: terr}\n"
@@ -221,16 +223,17 @@ protected:
 			       std::string(HUB_SAT_MAC) + "\", keys: " + keydir + "/term.keys");
 	}
 
-	void start_one(sgw_dp *dp, const std::string &yaml, const std::string &inst, bool &up)
+	void start_one(sgw_dp *dp, const std::string &yaml, const std::string &inst, bool &up,
+		       uint32_t workers = 1)
 	{
 		struct sgw_policy pol;
 		struct sgw_cfg_errors errs;
 		char err[256] = "";
-		unsigned int lcores[1] = {0};
+		unsigned int lcores[2] = {0, 1};
 
 		ASSERT_EQ(sgw_policy_load_buffer("test.yaml", yaml.data(), yaml.size(), &pol, &errs),
 			  0) << (errs.n ? errs.e[0].msg : "?") << "\n" << yaml;
-		int rc = sgw_dp_init(dp, &pol, 1, lcores, false, inst.c_str());
+		int rc = sgw_dp_init(dp, &pol, workers, lcores, false, inst.c_str());
 		up = true;
 		ASSERT_EQ(rc, 0);
 		ASSERT_EQ(sgw_dp_publish(dp, &pol, err, sizeof(err)), 0) << err;
@@ -239,18 +242,17 @@ protected:
 
 	void start()
 	{
-		start_one(hub.get(), hub_yaml(), "lsh" + std::to_string(g_seq), hub_up);
+		start_one(hub.get(), hub_yaml(), "lsh" + std::to_string(g_seq), hub_up, hub_workers);
 		start_one(term.get(), term_yaml(), "lst" + std::to_string(g_seq), term_up);
 		ASSERT_TRUE(hub->stage_on[SGW_STAGE_LIFT]);
 		ASSERT_FALSE(term->stage_on[SGW_STAGE_LIFT]);
-		hub_avail0 = rte_mempool_avail_count(hub->pool);
 		/* The session comes up (HELLO both ways). */
 		run_for(400000000);
 	}
 
-	static uint64_t tsc_at(sgw_dp *dp, uint64_t ns)
+	static uint64_t tsc_at(sgw_dp *dp, uint64_t ns, uint32_t wi = 0)
 	{
-		sgw_worker *w = dp->workers[0];
+		sgw_worker *w = dp->workers[wi];
 		return w->ns_base_tsc + uint64_t(double(ns) / w->ns_per_tsc) + 1;
 	}
 
@@ -261,8 +263,12 @@ protected:
 		for (; now <= until; now += step_ns) {
 			move(hsat, fwd, tsat);
 			move(tsat, ret, hsat);
-			sgw_worker_iter(hub->workers[0], tsc_at(hub.get(), now));
-			sgw_worker_flush(hub->workers[0]);
+			for (uint32_t w = 0; w < hub_workers; w++) {
+				sgw_worker_iter(hub->workers[w], tsc_at(hub.get(), now, w));
+				sgw_worker_flush(hub->workers[w]);
+			}
+			for (uint32_t w = 0; w < hub_workers; w++)
+				sgw_worker_drain_txrings(hub->workers[w]);
 			sgw_worker_iter(term->workers[0], tsc_at(term.get(), now));
 			sgw_worker_flush(term->workers[0]);
 		}
@@ -325,18 +331,23 @@ protected:
 		return ip4(FH, MH, 50, esp(DOWN_SPI, seq, 200));
 	}
 
-	struct sgw_lift *machine() { return sgw_lift_worker_of(hub->workers[0])->l; }
+	/* The worker that owns the terminal (site-a is terminal 0). */
+	uint32_t owner() { return hub->snap->term_owner[0]; }
+	struct sgw_lift *machine(uint32_t wi) { return sgw_lift_worker_of(hub->workers[wi])->l; }
+	struct sgw_lift *machine() { return machine(owner()); }
 
-	int flow_info(sgw_lift_flow_info *fi)
+	int flow_info(sgw_lift_flow_info *fi, uint32_t wi = UINT32_MAX)
 	{
 		sgw_lift_addr mh = sgw_lift_addr_v4(MH);
-		return sgw_lift_flow_get(machine(), hub->workers[0]->now_ns, &mh, FLOW, fi);
+		if (wi == UINT32_MAX)
+			wi = owner();
+		return sgw_lift_flow_get(machine(wi), hub->workers[wi]->now_ns, &mh, FLOW, fi);
 	}
 
-	sgw_lift_stats lstats()
+	sgw_lift_stats lstats(uint32_t wi = UINT32_MAX)
 	{
 		sgw_lift_stats st;
-		sgw_lift_get_stats(machine(), &st);
+		sgw_lift_get_stats(machine(wi == UINT32_MAX ? owner() : wi), &st);
 		return st;
 	}
 
@@ -563,6 +574,99 @@ TEST_F(LiftStage, FresherPairUnfreezes)
 	ASSERT_EQ(out3.size() + 8, in3.size());
 	EXPECT_TRUE(std::equal(in3.begin() + 28, in3.end(), out3.begin() + 20));
 	EXPECT_EQ(lstats().unfreezes, 1u);
+}
+
+/*
+ * Freeze bound (section III): a freeze that lasts max_frozen_ms suspends LIFT
+ * for the flow and the held TCP ACK goes on (unfreeze), counted.
+ */
+TEST_F(LiftStage, FreezeBoundSuspendsAndUnfreezes)
+{
+	lift_section = "lift: {timer: fixed, timer_ms: 500, max_frozen_ms: 300, "
+		       "suspend_ms: 0}\n";
+	start();
+	do_setup();
+	for (uint32_t s = 1; s <= 10; s++)
+		inject(hub.get(), terr, esp_down(s));
+	run_for(100000000);
+	inject(term.get(), lan, frack_pkt(1));
+	inject(term.get(), lan, ack_pkt(2, 2));
+	run_for(100000000);
+	inject(term.get(), lan, frack_pkt(3));
+	Bytes ack_b = ack_pkt(4, 4);
+	inject(term.get(), lan, ack_b);
+	/* Expiry at 500 ms: the FrACK goes; 300 ms later the bound: B's ACK goes. */
+	run_for(600000000);
+	EXPECT_EQ(lstats().freezes, 1u);
+	EXPECT_EQ(recv(terr).size(), 2u);
+	EXPECT_EQ(lstats().susp_frozen, 0u);
+	run_for(300000000);
+	sgw_lift_stats st = lstats();
+	EXPECT_EQ(st.susp_frozen, 1u);
+	EXPECT_EQ(st.unfreezes, 1u);
+	auto out = recv(terr);
+	ASSERT_EQ(out.size(), 1u);
+	Bytes in3 = l3_of(ack_b), out3 = l3_of(out[0]);
+	ASSERT_EQ(out3.size() + 8, in3.size());
+	EXPECT_TRUE(std::equal(in3.begin() + 28, in3.end(), out3.begin() + 20));
+	sgw_lift_flow_info fi;
+	ASSERT_EQ(flow_info(&fi), 0);
+	EXPECT_TRUE(fi.suspended);
+	/* Suspended: a later pair's TCP ACK goes on at once, its FrACK is dropped. */
+	inject(term.get(), lan, frack_pkt(5));
+	inject(term.get(), lan, ack_pkt(6, 6));
+	run_for(100000000);
+	EXPECT_EQ(recv(terr).size(), 1u);
+	EXPECT_EQ(lstats().held, 0u);
+	EXPECT_GE(sgw_lift_drop_total(hub.get(), SGW_LD_FRACK_UNUSED), 1u);
+}
+
+/* The adaptive timer is what the policy says, and the stage uses it. */
+TEST_F(LiftStage, AdaptiveTimerFromPolicy)
+{
+	lift_section = "lift: {timer: adaptive, timer_ms: 900, timer_min_ms: 250}\n";
+	start();
+	const auto *ld = static_cast<const sgw_lift_dp *>(hub->sdata[SGW_STAGE_LIFT]);
+	EXPECT_EQ(ld->conf.timer_mode, SGW_LIFT_TIMER_ADAPTIVE);
+	EXPECT_EQ(ld->conf.timer_max_ns, 900000000u);
+	EXPECT_EQ(ld->conf.timer_min_ns, 250000000u);
+	do_setup();
+	/* ESP out, the ACK covering it 100 ms (+ the link) later: an RTT sample. */
+	for (uint32_t s = 1; s <= 4; s++)
+		inject(hub.get(), terr, esp_down(s));
+	run_for(100000000);
+	inject(term.get(), lan, frack_pkt(1));
+	inject(term.get(), lan, ack_pkt(2, 2));
+	run_for(100000000);
+	EXPECT_GE(lstats().rtt_samples, 1u);
+	sgw_lift_flow_info fi;
+	ASSERT_EQ(flow_info(&fi), 0);
+	EXPECT_GE(fi.timer_ns, 250000000u);
+	EXPECT_LE(fi.timer_ns, 900000000u);
+	EXPECT_LT(fi.timer_ns, 900000000u) << "the observed RTT (~200 ms) should lower it";
+}
+
+/*
+ * Two hub workers: the terminal is the unit of sharding; the flow lives on
+ * the worker that owns the MH's terminal (satlink's session is there too),
+ * and the downlink ESP toward the MH is noted there, none on the other.
+ */
+TEST_F(LiftStage, FlowLivesOnTheTerminalsWorker)
+{
+	hub_workers = 2;
+	start();
+	do_setup();
+	uint32_t o = owner(), other = 1 - o;
+	sgw_lift_flow_info fi;
+	ASSERT_EQ(flow_info(&fi, o), 0);
+	EXPECT_NE(flow_info(&fi, other), 0);
+	for (uint32_t s = 1; s <= 6; s++)
+		inject(hub.get(), terr, esp_down(s));
+	run_for(100000000);
+	EXPECT_EQ(recv(lan).size(), 6u);
+	EXPECT_EQ(lstats(o).esp_down, 6u);
+	EXPECT_EQ(lstats(other).esp_down + lstats(other).esp_other, 0u);
+	EXPECT_EQ(sgw_lift_worker_of(hub->workers[o])->ctr[SGW_LC_ESP_DOWN], 6u);
 }
 
 /* The policy refuses lift without AES-GCM on satlink, with the key's position. */
