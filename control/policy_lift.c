@@ -57,8 +57,9 @@ lift_protocol(struct ld *ld, const struct ynode *v)
 				return;
 			}
 	}
+	/* What the parser takes for itself (AH, GRE, SCTP it does not: as protocols.lift). */
 	for (i = 0; i < N_PROTO_NAMES; i++)
-		if (proto_names[i].num == x) {
+		if (proto_names[i].num == x && x != 51 && x != 47 && x != 132) {
 			ERR(ld, v, "lift 'protocol' %" PRIu32 " is the protocol number of %s", x,
 			    proto_names[i].name);
 			return;

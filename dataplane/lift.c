@@ -147,7 +147,7 @@ publish(struct sgw_lift_worker *lw, uint64_t now)
  * bare Ethernet header (no VLAN), which is all this accepts.
  */
 static void
-to_fh(struct sgw_worker *w, const struct sgw_lift_dp *ld, struct rte_mbuf *m)
+to_fh(struct sgw_worker *w, const struct sgw_lift_dp *ld, uint8_t proto, struct rte_mbuf *m)
 {
 	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
 	uint32_t len = rte_pktmbuf_data_len(m);
@@ -158,10 +158,10 @@ to_fh(struct sgw_worker *w, const struct sgw_lift_dp *ld, struct rte_mbuf *m)
 
 		if (et == RTE_ETHER_TYPE_IPV4)
 			k = sgw_lift_strip_ipv4(d + RTE_ETHER_HDR_LEN, len - RTE_ETHER_HDR_LEN,
-						ld->proto);
+						proto);
 		else if (et == RTE_ETHER_TYPE_IPV6)
 			k = sgw_lift_strip_ipv6(d + RTE_ETHER_HDR_LEN, len - RTE_ETHER_HDR_LEN,
-						ld->proto);
+						proto);
 	}
 	if (k == 0) {
 		lift_drop(w, m, SGW_LD_STRIP);
@@ -183,8 +183,8 @@ to_fh(struct sgw_worker *w, const struct sgw_lift_dp *ld, struct rte_mbuf *m)
  * marked with the stage's own flag, which no port can set.
  */
 static void
-send_ctrl_ack(struct sgw_worker *w, const struct sgw_lift_dp *ld, const struct sgw_lift_act *a,
-	      const struct sgw_pkt_info *req)
+send_ctrl_ack(struct sgw_worker *w, const struct sgw_lift_dp *ld, uint8_t proto,
+	      const struct sgw_lift_act *a, const struct sgw_pkt_info *req)
 {
 	struct sgw_lift_worker *lw = LW(w);
 	uint16_t l3 = req != NULL && req->ip_ver == 6 ? 40 : 20;
@@ -217,7 +217,7 @@ send_ctrl_ack(struct sgw_worker *w, const struct sgw_lift_dp *ld, const struct s
 		h->version_ihl = 0x45;
 		h->total_length = rte_cpu_to_be_16(20 + SGW_LIFT_LEN);
 		h->time_to_live = 64;
-		h->next_proto_id = ld->proto;
+		h->next_proto_id = proto;
 		memcpy(&h->src_addr, req->dst, 4);
 		memcpy(&h->dst_addr, &a->mh.b[12], 4);
 		h->hdr_checksum = rte_ipv4_cksum(h);
@@ -226,7 +226,7 @@ send_ctrl_ack(struct sgw_worker *w, const struct sgw_lift_dp *ld, const struct s
 		ip[0] = 0x60;
 		ip[4] = 0;
 		ip[5] = SGW_LIFT_LEN;
-		ip[6] = ld->proto;
+		ip[6] = proto;
 		ip[7] = 64;
 		memcpy(ip + 8, req->dst, 16);
 		memcpy(ip + 24, a->mh.b, 16);
@@ -239,11 +239,16 @@ send_ctrl_ack(struct sgw_worker *w, const struct sgw_lift_dp *ld, const struct s
 	sgw_reinject(w, m);
 }
 
-/* Carry out the machine's actions; req: the packet of this call (NULL: a timer). */
+/*
+ * Carry out the machine's actions; req: the packet of this call (NULL: a
+ * timer). The LIFT protocol number is the snapshot's (protocols.lift is
+ * reloadable: the parser and the strip must agree).
+ */
 static void
-run_actions(struct sgw_worker *w, const struct sgw_lift_dp *ld, const struct sgw_lift_out *o,
-	    const struct sgw_pkt_info *req)
+run_actions(struct sgw_worker *w, const struct sgw_snapshot *s, const struct sgw_lift_dp *ld,
+	    const struct sgw_lift_out *o, const struct sgw_pkt_info *req)
 {
+	uint8_t proto = s->pol.lift_proto;
 	struct sgw_lift_worker *lw = LW(w);
 	uint32_t i;
 
@@ -253,7 +258,7 @@ run_actions(struct sgw_worker *w, const struct sgw_lift_dp *ld, const struct sgw
 
 		switch (a->type) {
 		case SGW_LIFT_ACT_FORWARD:
-			to_fh(w, ld, m);
+			to_fh(w, ld, proto, m);
 			break;
 		case SGW_LIFT_ACT_DROP:
 			if (a->code == SGW_LIFT_DROP_CONSUMED) {
@@ -277,7 +282,7 @@ run_actions(struct sgw_worker *w, const struct sgw_lift_dp *ld, const struct sgw
 				sgw_tev_stop(w->tw, &lw->th[a->flow]);
 			break;
 		case SGW_LIFT_ACT_CTRL_ACK:
-			send_ctrl_ack(w, ld, a, req);
+			send_ctrl_ack(w, ld, proto, a, req);
 			break;
 		default:
 			break;
@@ -335,7 +340,7 @@ lift_one(struct sgw_worker *w, const struct sgw_snapshot *s, const struct sgw_li
 		lift_drop(w, m, SGW_LD_NO_ROOM);
 		return;
 	}
-	run_actions(w, ld, &o, pi);
+	run_actions(w, s, ld, &o, pi);
 }
 
 /*
@@ -386,7 +391,6 @@ lift_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t obj, uin
 	struct sgw_lift_worker *lw = LW(w);
 	struct sgw_lift_out o = { .act = lw->act, .n = 0, .cap = SGW_LIFT_ACT_CAP };
 
-	RTE_SET_USED(s);
 	RTE_SET_USED(timer);
 	if (obj >= ld->conf.max_flows)
 		return;
@@ -399,7 +403,7 @@ lift_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t obj, uin
 		return;
 	}
 	if (sgw_lift_timer(lw->l, w->now_ns, obj, lw->tgen[obj], &o) == 0)
-		run_actions(w, ld, &o, NULL);
+		run_actions(w, s, ld, &o, NULL);
 }
 
 static void

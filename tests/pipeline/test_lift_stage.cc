@@ -669,6 +669,57 @@ TEST_F(LiftStage, FlowLivesOnTheTerminalsWorker)
 	EXPECT_EQ(sgw_lift_worker_of(hub->workers[o])->ctr[SGW_LC_ESP_DOWN], 6u);
 }
 
+/*
+ * Cost measurement rigs, not tests (disabled; docs/lift.md "Cost" says how to
+ * run them under callgrind): a steady stream of downlink ESP toward a flow's
+ * SA, and of (FrACK, TCP ACK) pairs of new data 2 ms apart (each pair held,
+ * the previous TCP ACK released, its FrACK dropped). LIFT_COST_N sets how many.
+ */
+static uint32_t
+cost_n()
+{
+	const char *e = getenv("LIFT_COST_N");
+	return e != nullptr ? uint32_t(atoi(e)) : 2000;
+}
+
+TEST_F(LiftStage, DISABLED_CostEspDown)
+{
+	start();
+	do_setup();
+	uint32_t n = cost_n();
+	for (uint32_t s = 1; s <= n; s++) {
+		inject(hub.get(), terr, esp_down(s));
+		if (s % 16 == 0) {
+			run_for(1000000, 1000000);
+			recv(lan);
+		}
+	}
+	run_for(200000000, 1000000);
+	recv(lan);
+	EXPECT_EQ(lstats().esp_down, n);
+}
+
+TEST_F(LiftStage, DISABLED_CostLiftPairs)
+{
+	start();
+	do_setup();
+	uint32_t n = cost_n();
+	for (uint32_t s = 1; s <= 2 * n + 2; s++)
+		inject(hub.get(), terr, esp_down(s));
+	run_for(200000000, 1000000);
+	recv(lan);
+	for (uint32_t i = 0; i < n; i++) {
+		inject(term.get(), lan, frack_pkt(2 * i + 1));
+		inject(term.get(), lan, ack_pkt(2 * i + 2, i + 1));
+		run_for(2000000, 1000000);
+		recv(terr);
+	}
+	run_for(200000000, 1000000);
+	recv(terr);
+	EXPECT_EQ(lstats().acks_rx, uint64_t(n));
+	EXPECT_EQ(lstats().fracks_rx, uint64_t(n));
+}
+
 /* The policy refuses lift without AES-GCM on satlink, with the key's position. */
 TEST(LiftPolicy, RefusedWithoutSatlinkKeys)
 {
