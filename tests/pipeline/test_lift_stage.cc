@@ -515,6 +515,7 @@ TEST_F(LiftStage, PairHeldAndFrackForwardedOnExpiryWithDataUnacknowledged)
 	EXPECT_EQ(lstats().expiry_freeze, 1u);
 	ASSERT_EQ(flow_info(&fi), 0);
 	EXPECT_TRUE(fi.frozen);
+	EXPECT_EQ(lstats().frozen, 1u);
 	/* The held TCP ACK of B is dropped by the shutdown drain (counted there). */
 	EXPECT_EQ(lstats().held, 1u);
 }
@@ -604,6 +605,7 @@ TEST_F(LiftStage, FreezeBoundSuspendsAndUnfreezes)
 	sgw_lift_stats st = lstats();
 	EXPECT_EQ(st.susp_frozen, 1u);
 	EXPECT_EQ(st.unfreezes, 1u);
+	EXPECT_EQ(st.frozen, 0u);
 	auto out = recv(terr);
 	ASSERT_EQ(out.size(), 1u);
 	Bytes in3 = l3_of(ack_b), out3 = l3_of(out[0]);

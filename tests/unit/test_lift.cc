@@ -629,6 +629,7 @@ TEST(LiftFreeze, InOrderHoldReplaceFreezeUnfreeze)
 	EXPECT_TRUE(h.Forwarded(p3.first, SGW_LIFT_FWD_FRACK));
 	EXPECT_TRUE(h.Held(p3.second));
 	EXPECT_EQ(h.Info(1).frozen, 1);
+	EXPECT_EQ(h.Stats().frozen, 1u);  // the gauge, kept without a table scan
 	EXPECT_EQ(h.Stats().freezes, 1u);
 	EXPECT_EQ(h.Stats().expiry_freeze, 1u);
 	// the freeze bound's timer is armed instead of the local timer
@@ -638,6 +639,7 @@ TEST(LiftFreeze, InOrderHoldReplaceFreezeUnfreeze)
 	auto p4 = h.Pair(1, 8);
 	EXPECT_TRUE(h.Forwarded(p3.second, SGW_LIFT_FWD_HELD_ACK));  // unfreezes
 	EXPECT_EQ(h.Info(1).frozen, 0);
+	EXPECT_EQ(h.Stats().frozen, 0u);
 	EXPECT_TRUE(h.Held(p4.second));
 	EXPECT_EQ(h.Stats().unfreezes, 1u);
 	EXPECT_EQ(h.Stats().frozen_ns, 3 * kSec);
