@@ -25,6 +25,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
+#include <rte_telemetry.h>
 
 #include "dp_harness.h"
 #include "lift.h"
@@ -407,6 +408,25 @@ TEST_F(LiftStage, SetupOverAuthenticatedSessionBuildsFlowAndIsAcked)
 	EXPECT_EQ(session(hub.get()).pkts_sent_reliable, 1u);
 	EXPECT_EQ(sgw_lift_dp_ctr(hub.get(), SGW_LC_CTRL_ACKS), 1u);
 	EXPECT_TRUE(recv(terr).empty());
+
+	/* The reports: exit JSON section, summary line, telemetry. */
+	const sgw_stage_ops *ops = sgw_stages[SGW_STAGE_LIFT];
+	char *buf = nullptr;
+	size_t blen = 0;
+	FILE *mf = open_memstream(&buf, &blen);
+	ASSERT_NE(mf, nullptr);
+	ops->write_json(hub.get(), mf);
+	ops->print_summary(hub.get(), mf);
+	fclose(mf);
+	std::string rep(buf, blen);
+	free(buf);
+	EXPECT_NE(rep.find("\"setups\": 1,"), std::string::npos) << rep;
+	EXPECT_NE(rep.find("\"ctrl_acks_sent\": 1,"), std::string::npos) << rep;
+	EXPECT_NE(rep.find("lift: 1 setups"), std::string::npos) << rep;
+	struct rte_tel_data *td = rte_tel_data_alloc();
+	ASSERT_NE(td, nullptr);
+	EXPECT_EQ(ops->telemetry(hub.get(), "", td), 0);
+	rte_tel_data_free(td);
 
 	/* Teardown: entry removed, acknowledged. */
 	uint8_t h[8];
