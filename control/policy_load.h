@@ -248,4 +248,8 @@ extern const struct keyset satlink_keyset;
 
 section_load_fn load_satlink;
 
+/* policy_lift.c: lift (role hub, BS-LIFT). */
+extern const struct keyset lift_keyset;
+section_load_fn load_lift;
+
 #endif /* SGW_POLICY_LOAD_H */

@@ -894,6 +894,8 @@ static const struct section sections[] = {
 	{ .key = "link", .load = load_link, .hint = &link_keyset },
 	/* Roles hub and terminal only. */
 	{ .key = "satlink", .load = load_satlink, .hint = &satlink_keyset },
+	/* Role hub only; after satlink, whose keys it needs. */
+	{ .key = "lift", .load = load_lift, .hint = &lift_keyset },
 };
 
 const struct ynode *

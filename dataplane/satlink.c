@@ -303,6 +303,26 @@ sess_init(struct sgw_dp *dp, struct sgw_sl *sl, const struct sgw_policy *pol,
 	return 0;
 }
 
+/*
+ * The "delivered by a session with AES-GCM on" bit (satlink.h, auth_flag): an
+ * mbuf dynamic flag, so it travels with the packet through the re-inject
+ * queue. A PMD or rte_pktmbuf_reset clears ol_flags, so a frame from a port
+ * never carries it.
+ */
+static int
+sl_auth_flag_register(struct sgw_sl *sl)
+{
+	static const struct rte_mbuf_dynflag desc = { .name = SGW_SL_AUTH_FLAG_NAME };
+	int bit = rte_mbuf_dynflag_register(&desc);
+
+	if (bit < 0) {
+		SGW_LOG(ERR, "satlink: cannot register the mbuf flag %s", SGW_SL_AUTH_FLAG_NAME);
+		return -1;
+	}
+	sl->auth_flag = RTE_BIT64(bit);
+	return 0;
+}
+
 static int
 sl_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 {
@@ -414,6 +434,8 @@ sl_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	 */
 	sgw_stage_reinject_room(dp, 4 * act_cap);
 	sgw_stage_own_port(dp, sl->pidx, SGW_STAGE_SATLINK);
+	if (sl_auth_flag_register(sl) != 0)
+		goto fail;
 	SGW_LOG(INFO, "satlink on port '%s': %u session(s), epoch %u, windows %u/%u frames of "
 		"%u bytes, pacing at %" PRIu64 " bit/s, %s", pol->ports[sc->port].name,
 		sl->n_sess, sl->epoch, sl->tx_window, sl->rx_window, sc->frame_size,
@@ -761,7 +783,8 @@ deliver_run(struct sgw_worker *w, struct sgw_sl *sl, struct sgw_sl_sess *ss,
 		rte_ether_addr_copy(&w->dp->ports[sl->pidx].mac, &eh->src_addr);
 	eh->ether_type = rte_cpu_to_be_16(ver == 4 ? RTE_ETHER_TYPE_IPV4 : RTE_ETHER_TYPE_IPV6);
 	head->port = sl->port_id;
-	head->ol_flags = 0;
+	/* Authenticated (AES-GCM on): the flag stages such as LIFT trust (satlink.h). */
+	head->ol_flags = ss->cc != NULL ? sl->auth_flag : 0;
 	ss->c.pkts_delivered++;
 	ss->c.bytes_delivered += rte_pktmbuf_pkt_len(head) - RTE_ETHER_HDR_LEN;
 	sgw_reinject(w, head);
@@ -968,6 +991,24 @@ sl_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t idx, uint8
 
 /* ------------------------------------------------------------------ send */
 
+/*
+ * LIFT packets (issue 8, seed 000 section II): FrACKs (A = 1, T = 1) ride the
+ * datagram service, TCP ACKs and control packets (Setup, Teardown and the
+ * hub's acknowledgements) the reliable one, unless a rule names a service.
+ * The parser saw the 8-byte header in the first segment (else: malformed).
+ */
+static enum sgw_sl_service
+lift_service(const struct rte_mbuf *m, const struct sgw_pkt_info *pi)
+{
+	uint8_t f;
+
+	if (rte_pktmbuf_data_len(m) <= pi->l4_off)
+		return SGW_SL_SVC_RELIABLE;
+	f = *rte_pktmbuf_mtod_offset(m, const uint8_t *, pi->l4_off);
+	return (f & SGW_LIFT_F_A) && (f & SGW_LIFT_F_T) ? SGW_SL_SVC_DATAGRAM :
+							    SGW_SL_SVC_RELIABLE;
+}
+
 /* A packet leaving by the satlink port (the stage's action): carried, bypassed or dropped. */
 static void
 sl_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
@@ -985,6 +1026,8 @@ sl_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 
 	if (rule >= 0 && p->rules[rule].sl_service != SGW_SL_SVC_DEFAULT)
 		svc = p->rules[rule].sl_service;
+	else if (pi->cls == SGW_CLASS_LIFT)
+		svc = lift_service(m, pi);
 	if (pi->ip_ver == 0 || term < 0 || svc == SGW_SL_SVC_BYPASS) {
 		SLW(w)->ctr[pi->ip_ver == 0 ? SGW_SLD_BYPASS_NON_IP :
 			  term < 0 ? SGW_SLD_BYPASS_NO_TERMINAL : SGW_SLD_BYPASS_RULE]++;

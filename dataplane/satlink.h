@@ -120,7 +120,16 @@ struct sgw_sl {
 	struct rte_ether_addr peer_mac;
 	uint32_t tx_window, rx_window;  /* as computed from the rates */
 	bool keyed;
+	/*
+	 * The mbuf dynamic flag (an ol_flags bit named SGW_SL_AUTH_FLAG_NAME)
+	 * satlink sets on a packet it delivers from a session with AES-GCM on:
+	 * the packet came from the satellite side, authenticated. Stages that
+	 * act only on such packets (LIFT) test it with pidx == the satlink port.
+	 */
+	uint64_t auth_flag;
 };
+
+#define SGW_SL_AUTH_FLAG_NAME "sgw_satlink_auth"
 
 #define SGW_SL_TOUCHED_MAX 64       /* sessions serviced once after a burst; more: at once */
 

@@ -336,6 +336,7 @@ struct sgw_lift {
 	uint32_t fl_free;
 	uint32_t sa_free;
 	uint64_t share_limit;  /* ns of the window that may be frozen */
+	uint32_t n_frozen;     /* flows frozen now (kept, so stats never scan the table) */
 	struct sgw_lift_act scratch;
 	struct sgw_lift_stats st;
 };
@@ -735,6 +736,7 @@ freeze_end(struct sgw_lift *l, struct lflow *f, uint64_t now)
 	share_accrue(l, f, now);
 	l->st.frozen_ns += now - f->freeze_start;
 	f->frozen = 0;
+	l->n_frozen--;
 	l->st.unfreezes++;
 }
 
@@ -1510,6 +1512,7 @@ sgw_lift_timer(struct sgw_lift *l, uint64_t now, uint32_t fi, uint32_t gen,
 				l->st.freezes++;
 				l->st.expiry_freeze++;
 				f->frozen = 1;
+				l->n_frozen++;
 				f->freeze_start = now;
 				f->acc_t = now;
 			}
@@ -1524,6 +1527,25 @@ sgw_lift_timer(struct sgw_lift *l, uint64_t now, uint32_t fi, uint32_t gen,
 	return 0;
 }
 
+int
+sgw_lift_drain(struct sgw_lift *l, uint64_t now, struct sgw_lift_out *o)
+{
+	uint32_t fi;
+
+	if (o->cap < o->n || o->cap - o->n < SGW_LIFT_MIN_ROOM) {
+		l->st.no_room++;
+		return -ENOSPC;
+	}
+	for (fi = 0; fi < l->c.max_flows; fi++) {
+		if (!l->fl[fi].in_use)
+			continue;
+		if (o->cap - o->n < SGW_LIFT_MIN_ROOM)
+			return 1;
+		flow_delete(l, &l->fl[fi], o, now);
+	}
+	return 0;
+}
+
 void
 sgw_lift_note_clear(struct sgw_lift *l, uint32_t pkts)
 {
@@ -1535,12 +1557,9 @@ sgw_lift_note_clear(struct sgw_lift *l, uint32_t pkts)
 void
 sgw_lift_get_stats(const struct sgw_lift *l, struct sgw_lift_stats *st)
 {
-	uint32_t i, frozen = 0;
-
+	/* O(1): the dataplane publishes these every 10 ms, whatever the table size. */
 	*st = l->st;
-	for (i = 0; i < l->c.max_flows; i++)
-		frozen += l->fl[i].in_use && l->fl[i].frozen;
-	st->frozen = frozen;
+	st->frozen = l->n_frozen;
 }
 
 int

@@ -295,6 +295,14 @@ int sgw_lift_esp_down(struct sgw_lift *l, uint64_t now_ns, const struct sgw_lift
 int sgw_lift_timer(struct sgw_lift *l, uint64_t now_ns, uint32_t flow, uint32_t gen,
 		   struct sgw_lift_out *out);
 
+/*
+ * Shutdown: remove every flow, giving back every handle the machine holds
+ * (held TCP ACKs come back as FORWARD, the rest as DROP; the caller frees
+ * them all) and cancelling the timers. 0 when the table is empty, 1 when the
+ * action array filled first (call again), -ENOSPC as sgw_lift_rx.
+ */
+int sgw_lift_drain(struct sgw_lift *l, uint64_t now_ns, struct sgw_lift_out *out);
+
 /* CLEAR mode (TCP not under IPsec): satgw forwards it untouched; counted here. */
 void sgw_lift_note_clear(struct sgw_lift *l, uint32_t pkts);
 

@@ -37,6 +37,13 @@ sgw_policy_init_defaults(struct sgw_policy *p)
 	p->workers.tx_drain_us = 100;
 	p->workers.timer_tick_us = 100;
 
+	p->lift.timer_ms = 980;
+	p->lift.timer_min_ms = 200;
+	p->lift.max_frozen_ms = 15000;
+	p->lift.share_window_ms = 60000;
+	p->lift.max_share_permille = 500;
+	p->lift.suspend_ms = 60000;
+	p->lift.max_flows = 4096;
 	p->satlink.port = -1;
 	memset(p->satlink.peer_mac, 0xff, sizeof(p->satlink.peer_mac));
 	p->satlink.rtt_ms = 600;

@@ -184,6 +184,30 @@ struct sgw_satlink_conf {
 	char keys[SGW_SL_KEYS_PATH_MAX]; /* AES-GCM key file; "" = frames not protected */
 };
 
+/*
+ * role hub: BS-LIFT (issue 8, docs/lift.md), the stage that freezes TCP
+ * senders inside end-to-end IPsec. Needs satlink with AES-GCM keys: LIFT
+ * packets are acted on only when an authenticated session delivered them.
+ * The IP protocol is sgw_policy.lift_proto (protocols.lift, or lift.protocol).
+ */
+enum sgw_lift_timer_policy {
+	SGW_LIFT_TIMER_POL_FIXED = 0,    /* timer_ms always (the seed: 980) */
+	SGW_LIFT_TIMER_POL_ADAPTIVE,     /* from the RTT the hub sees, in [min, max] */
+};
+
+struct sgw_lift_policy {
+	bool enabled;                /* the section is present and enabled */
+	uint8_t timer_mode;          /* enum sgw_lift_timer_policy: fixed */
+	uint32_t timer_ms;           /* fixed value; the adaptive one's ceiling: 980 */
+	uint32_t timer_min_ms;       /* adaptive floor: 200 */
+	uint32_t max_frozen_ms;      /* one freeze at most: 15000 */
+	uint32_t share_window_ms;    /* frozen share measured over: 60000 */
+	uint32_t max_share_permille; /* frozen share at most: 500 */
+	uint32_t suspend_ms;         /* LIFT off for a flow past a bound; 0: for good: 60000 */
+	uint32_t max_flows;          /* TCP Flow Table entries per worker: 4096 */
+	uint32_t max_sas;            /* downlink SAs per worker; 0: max_flows */
+};
+
 struct sgw_policy {
 	enum sgw_role role;
 	uint8_t lift_proto;         /* default 253 */
@@ -205,6 +229,7 @@ struct sgw_policy {
 	struct sgw_workers_conf workers;
 	struct sgw_emulator_conf emu;    /* role: emulator only */
 	struct sgw_satlink_conf satlink; /* roles hub and terminal */
+	struct sgw_lift_policy lift;     /* role hub */
 };
 
 /* What a rule matches on, extracted from one packet. Host order scalars. */

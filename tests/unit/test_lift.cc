@@ -427,6 +427,50 @@ private:
 	bool in_timer_ = false;
 };
 
+// Shutdown (the stage's drain): every handle back once, timers cancelled, table empty,
+// in several calls when the action array is short.
+TEST(LiftDrain, EveryHandleBackOnceInSeveralCalls)
+{
+	Hub h;
+	for (uint16_t f = 1; f <= 6; f++)
+		ASSERT_EQ(h.Setup(f), SGW_LIFT_ST_OK);
+	for (uint32_t s = 1; s <= 40; s++)
+		h.Esp(s);
+	for (uint16_t f = 1; f <= 6; f++) {
+		h.Pair(f, 2 * f);      // forwarded at once: its FrACK kept as spare
+		h.Advance(kMs);
+		h.Pair(f, 2 * f + 1);  // held pair
+	}
+	ASSERT_GT(h.Live(), 6u);
+	ASSERT_FALSE(h.timers.empty());
+	uint32_t calls = 0;
+	int rc;
+	std::vector<sgw_lift_act> acts(SGW_LIFT_MIN_ROOM);
+	do {
+		sgw_lift_out o = {acts.data(), 0, uint32_t(acts.size())};
+		rc = sgw_lift_drain(h.l(), h.now, &o);
+		ASSERT_GE(rc, 0);
+		for (uint32_t i = 0; i < o.n; i++) {
+			if (o.act[i].type == SGW_LIFT_ACT_FORWARD || o.act[i].type == SGW_LIFT_ACT_DROP)
+				h.Back(o.act[i].handle);
+			else if (o.act[i].type == SGW_LIFT_ACT_TIMER_CANCEL)
+				h.timers.erase(o.act[i].flow);
+		}
+		calls++;
+	} while (rc == 1 && calls < 100);
+	EXPECT_EQ(rc, 0);
+	EXPECT_GT(calls, 1u) << "a 12-action array cannot hold six flows' handles";
+	EXPECT_EQ(h.Live(), 0u);
+	EXPECT_TRUE(h.timers.empty());
+	EXPECT_EQ(h.Stats().flows, 0u);
+	EXPECT_EQ(h.Stats().held, 0u);
+	EXPECT_FALSE(h.Has(1));
+	// too little room: refused, nothing done
+	sgw_lift_act one[1];
+	sgw_lift_out o = {one, 0, 1};
+	EXPECT_EQ(sgw_lift_drain(h.l(), h.now, &o), -ENOSPC);
+}
+
 TEST(LiftConf, DefaultsValidBadFieldsNamed)
 {
 	sgw_lift_conf c;
@@ -585,6 +629,7 @@ TEST(LiftFreeze, InOrderHoldReplaceFreezeUnfreeze)
 	EXPECT_TRUE(h.Forwarded(p3.first, SGW_LIFT_FWD_FRACK));
 	EXPECT_TRUE(h.Held(p3.second));
 	EXPECT_EQ(h.Info(1).frozen, 1);
+	EXPECT_EQ(h.Stats().frozen, 1u);  // the gauge, kept without a table scan
 	EXPECT_EQ(h.Stats().freezes, 1u);
 	EXPECT_EQ(h.Stats().expiry_freeze, 1u);
 	// the freeze bound's timer is armed instead of the local timer
@@ -594,6 +639,7 @@ TEST(LiftFreeze, InOrderHoldReplaceFreezeUnfreeze)
 	auto p4 = h.Pair(1, 8);
 	EXPECT_TRUE(h.Forwarded(p3.second, SGW_LIFT_FWD_HELD_ACK));  // unfreezes
 	EXPECT_EQ(h.Info(1).frozen, 0);
+	EXPECT_EQ(h.Stats().frozen, 0u);
 	EXPECT_TRUE(h.Held(p4.second));
 	EXPECT_EQ(h.Stats().unfreezes, 1u);
 	EXPECT_EQ(h.Stats().frozen_ns, 3 * kSec);
