@@ -66,6 +66,7 @@ struct mh_sa_line {
 struct mh_counters {
 	uint64_t tun_rx, tun_drop_other, esp_tx, esp_tx_err;
 	uint64_t raw_rx, raw_drop_other, raw_err, tun_tx, tun_tx_err, dummy;
+	uint64_t raw_ovfl;      /* ESP the kernel dropped at our full socket (SO_RXQ_OVFL) */
 };
 
 struct mh {
@@ -357,9 +358,10 @@ mh_write_stats(struct mh *m)
 	fprintf(f, "{\"lift\":\"off\",\"tun_rx\":%" PRIu64 ",\"tun_drop_other\":%" PRIu64
 		",\"esp_tx\":%" PRIu64 ",\"esp_tx_err\":%" PRIu64 ",\"raw_rx\":%" PRIu64
 		",\"raw_drop_other\":%" PRIu64 ",\"raw_err\":%" PRIu64 ",\"tun_tx\":%" PRIu64
-		",\"tun_tx_err\":%" PRIu64 ",\"dummy\":%" PRIu64 ",",
+		",\"tun_tx_err\":%" PRIu64 ",\"dummy\":%" PRIu64 ",\"raw_ovfl\":%" PRIu64 ",",
 		m->c.tun_rx, m->c.tun_drop_other, m->c.esp_tx, m->c.esp_tx_err, m->c.raw_rx,
-		m->c.raw_drop_other, m->c.raw_err, m->c.tun_tx, m->c.tun_tx_err, m->c.dummy);
+		m->c.raw_drop_other, m->c.raw_err, m->c.tun_tx, m->c.tun_tx_err, m->c.dummy,
+		m->c.raw_ovfl);
 	mh_json_sa(f, "out_sa", m->out, 1);
 	fputc(',', f);
 	mh_json_sa(f, "in_sa", m->in, 0);
@@ -392,7 +394,7 @@ mh_dump_pkt(FILE *f, unsigned int *count, unsigned int max, const uint8_t *p, ui
 static int
 mh_open_sockets(struct mh *m, unsigned int mark)
 {
-	int one = 1;
+	int one = 1, rcvbuf = 4 << 20;
 
 	m->tx = socket(m->family, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
 	m->rx = socket(m->family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_ESP);
@@ -401,6 +403,12 @@ mh_open_sockets(struct mh *m, unsigned int mark)
 			strerror(errno));
 		return -1;
 	}
+	/* Bursts of ESP arrive faster than a busy host schedules the agent: a
+	 * deep receive queue (SO_RCVBUFFORCE as root, else what rmem_max
+	 * allows), and the kernel's own count of what still overflowed it. */
+	if (setsockopt(m->rx, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) != 0)
+		(void)setsockopt(m->rx, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	(void)setsockopt(m->rx, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
 	if (mark != 0 && setsockopt(m->tx, SOL_SOCKET, SO_MARK, &mark, sizeof(mark)) != 0) {
 		fprintf(stderr, "mh_lift: SO_MARK: %s\n", strerror(errno));
 		return -1;
@@ -495,17 +503,9 @@ mh_recv(struct mh *m, uint8_t *p, uint32_t cap)
 	int hlim = 64, tclass = 0, have_dst = 0;
 	ssize_t n;
 
-	if (m->family == AF_INET) {
-		n = recv(m->rx, p, cap, 0);
-		if (n < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				m->c.raw_err++;
-			return 0;
-		}
-		return (uint32_t)n;
-	}
-	iov.iov_base = p + 40;
-	iov.iov_len = cap - 40;
+	/* IPv4: the whole packet; IPv6: from the ESP header on. */
+	iov.iov_base = m->family == AF_INET ? p : p + 40;
+	iov.iov_len = m->family == AF_INET ? cap : cap - 40;
 	memset(&mh, 0, sizeof(mh));
 	mh.msg_name = &from;
 	mh.msg_namelen = sizeof(from);
@@ -524,6 +524,13 @@ mh_recv(struct mh *m, uint8_t *p, uint32_t cap)
 		return 0;
 	}
 	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SO_RXQ_OVFL) {
+			uint32_t ovfl;
+
+			memcpy(&ovfl, CMSG_DATA(cm), sizeof(ovfl));
+			m->c.raw_ovfl = ovfl;   /* the socket's running total */
+			continue;
+		}
 		if (cm->cmsg_level != IPPROTO_IPV6)
 			continue;
 		if (cm->cmsg_type == IPV6_PKTINFO) {
@@ -538,6 +545,8 @@ mh_recv(struct mh *m, uint8_t *p, uint32_t cap)
 			memcpy(&tclass, CMSG_DATA(cm), sizeof(tclass));
 		}
 	}
+	if (m->family == AF_INET)
+		return (uint32_t)n;
 	if (!have_dst) {
 		m->c.raw_err++;
 		return 0;
