@@ -22,6 +22,10 @@ same key file (lines of `ip xfrm state add` arguments) as mh_lift.
       [--flip-icv]  send the packet of line N (negative: from the end) as an
       Ethernet frame on IF (AF_PACKET: no routing, no xfrm), optionally with
       its sequence number replaced by S and the last ICV byte flipped.
+  esp_peer.py xfer6 recv --bind ADDR --port P | send --host ADDR --port P --file F
+      one TCP connection over IPv6 (xfer.py is IPv4 only): the receiver
+      prints {"bytes", "sha256"} after EOF; the sender retries the connect
+      until the receiver listens (10 s), sends F and half-closes.
 """
 import argparse
 import fcntl
@@ -120,6 +124,8 @@ def run(a):
     if a.mark:
         txs.setsockopt(socket.SOL_SOCKET, SO_MARK, a.mark)
     rxs = socket.socket(socket.AF_INET, socket.SOCK_RAW, 50)
+    # scapy is slow: a deep queue so that bursts wait instead of being dropped
+    rxs.setsockopt(socket.SOL_SOCKET, 33, 8 << 20)  # SO_RCVBUFFORCE
 
     state = {"stop": False, "dump": False}
 
@@ -222,6 +228,50 @@ def inject(a):
     return 0
 
 
+def xfer6(a):
+    import hashlib
+    import time
+    if a.role == "recv":
+        srv = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind((a.bind, a.port))
+        srv.listen(1)
+        srv.settimeout(30)
+        conn, _ = srv.accept()
+        conn.settimeout(30)
+        h = hashlib.sha256()
+        n = 0
+        while True:
+            b = conn.recv(1 << 16)
+            if not b:
+                break
+            h.update(b)
+            n += len(b)
+        conn.close()
+        print(json.dumps({"bytes": n, "sha256": h.hexdigest()}))
+        return 0
+    data = open(a.file, "rb").read()
+    end = time.monotonic() + 10
+    while True:
+        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        s.settimeout(30)
+        try:
+            s.connect((a.host, a.port))
+            break
+        except (ConnectionRefusedError, socket.timeout):
+            s.close()
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.05)
+    s.sendall(data)
+    s.shutdown(socket.SHUT_WR)
+    while s.recv(1 << 16):
+        pass
+    s.close()
+    print(json.dumps({"bytes": len(data)}))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -246,7 +296,15 @@ def main():
     i.add_argument("--seq", type=lambda s: int(s, 0))
     i.add_argument("--flip-icv", action="store_true")
     i.add_argument("hexfile")
+    x = sub.add_parser("xfer6")
+    x.add_argument("role", choices=["recv", "send"])
+    x.add_argument("--bind")
+    x.add_argument("--host")
+    x.add_argument("--port", type=int, required=True)
+    x.add_argument("--file")
     a = ap.parse_args()
+    if a.cmd == "xfer6":
+        return xfer6(a)
     if a.cmd == "run":
         run(a)
         return 0
