@@ -111,7 +111,8 @@ usage(FILE *f)
 "      aead 'rfc4106(gcm(aes))' 0x<32 or 64 hex key><8 hex salt> 128\n"
 "The SA whose src is --local is outbound, the one whose dst is --local inbound.\n"
 "reqid, flag and sel are accepted and ignored; proto must be esp, mode transport,\n"
-"the ICV 128 bits, no ESN. replay-window: 32..1024 (default 64).\n"
+"the ICV 128 bits, no ESN. replay-window: required, 32..1024 (ip xfrm's\n"
+"default, 0, would leave the fixed host without replay protection).\n"
 "--mark: SO_MARK of the agent's ESP socket, for the policy rule that keeps ESP\n"
 "out of the TUN. --check-reencrypt: for each hex line of HEXFILE (an ESP packet\n"
 "from the peer), decrypt it, encrypt the cleartext again with the same sequence\n"
@@ -153,7 +154,7 @@ static int
 mh_parse_sa(char *line, struct mh_sa_line *sa, char *err, size_t errlen)
 {
 	char *tok[MH_MAX_TOKENS], *save = NULL, *t, *end;
-	int n = 0, i, fs = 0, fd = 0, have_spi = 0, have_key = 0;
+	int n = 0, i, fs = 0, fd = 0, have_spi = 0, have_key = 0, have_win = 0;
 	unsigned long v;
 
 	memset(sa, 0, sizeof(*sa));
@@ -225,6 +226,7 @@ mh_parse_sa(char *line, struct mh_sa_line *sa, char *err, size_t errlen)
 				have_spi = 1;
 			} else {
 				sa->conf.replay_window = (uint32_t)v;
+				have_win = 1;
 			}
 		} else if (strcmp(k, "reqid") == 0 || strcmp(k, "flag") == 0) {
 			/* the kernel's bookkeeping; nothing for the agent */
@@ -243,10 +245,12 @@ mh_parse_sa(char *line, struct mh_sa_line *sa, char *err, size_t errlen)
 		snprintf(err, errlen, "spi 0 is reserved");
 		return -1;
 	}
-	if (sa->conf.replay_window != 0 && (sa->conf.replay_window < SGW_ESP_WINDOW_MIN ||
-					    sa->conf.replay_window > SGW_ESP_WINDOW_MAX)) {
-		snprintf(err, errlen, "replay-window %u: 32..1024 (0 in ip xfrm would turn "
-			 "replay protection off; the agent does not)", sa->conf.replay_window);
+	/* Required: without it (or with 0) Linux does no replay check at all,
+	 * and the same line configures the fixed host's kernel. */
+	if (!have_win || sa->conf.replay_window < SGW_ESP_WINDOW_MIN ||
+	    sa->conf.replay_window > SGW_ESP_WINDOW_MAX) {
+		snprintf(err, errlen, "replay-window 32..1024 required (absent or 0, ip xfrm "
+			 "turns replay protection off)");
 		return -1;
 	}
 	sa->family = fs;
@@ -719,8 +723,14 @@ main(int argc, char **argv)
 			m.lift = MH_LIFT_OFF;
 			break;
 		case 'j': m.stats_path = optarg; break;
-		case 'r': m.dump_rx = fopen(optarg, "w"); break;
-		case 'x': m.dump_tx = fopen(optarg, "w"); break;
+		case 'r':
+		case 'x':
+			if ((o == 'r' ? (m.dump_rx = fopen(optarg, "w")) :
+			     (m.dump_tx = fopen(optarg, "w"))) == NULL) {
+				fprintf(stderr, "mh_lift: %s: %s\n", optarg, strerror(errno));
+				return 2;
+			}
+			break;
 		case 'D': m.dump_max = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'C': check = optarg; break;
 		case 'h': usage(stdout); return 0;

@@ -158,6 +158,26 @@ src $MH6 dst $FH6 proto esp spi $SPI6_UP mode transport replay-window 128 aead '
 src $FH6 dst $MH6 proto esp spi $SPI6_DOWN mode transport replay-window 128 aead 'rfc4106(gcm(aes))' 0x6c6966742d657370362d646f776e2d6b65792d3235362d626974732d6f6b2121cafe0004 128
 EOF
 umask 022
+# The agent refuses what would configure the two ends differently or unsafely.
+refused() {
+	local what=$1 want=$2 out
+	shift 2
+	if out=$("$MH_LIFT" --tun lex0 --local $MH --peer $FH "$@" 2>&1); then
+		fail "mh_lift accepted $what"
+	fi
+	grep -q -- "$want" <<<"$out" || fail "mh_lift on $what: '$out', want '$want'"
+}
+cp "$KEYS" "$DIR/open.keys"
+chmod 644 "$DIR/open.keys"
+refused "a key file others can read" "chmod 600" --keys "$DIR/open.keys"
+LINE1=$(grep -m1 "^src $MH " "$KEYS")
+LINE2=$(grep -m1 "^src $FH " "$KEYS")
+refused "no replay window" "replay-window 32..1024 required" \
+	--sa "${LINE1/replay-window 64 /}" --sa "$LINE2"
+refused "tunnel mode" "only transport" --sa "${LINE1/transport/tunnel}" --sa "$LINE2"
+refused "an 8-byte ICV" "only 128" --sa "${LINE1% 128} 64" --sa "$LINE2"
+refused "--lift on" "only 'off'" --sa "$LINE1" --sa "$LINE2" --lift on
+log "key lines: refused with a reason (mode, no replay window, tunnel, ICV, --lift on)"
 
 # ------------------------------------------------------------ namespaces
 ip netns add "$NS_FH"
