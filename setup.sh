@@ -29,6 +29,8 @@ packages=(
 	iperf3 iproute2 ethtool procps python3 python3-scapy lua5.4 valgrind
 	# the fuzz tests (tests/fuzz): clang, libFuzzer's runtime, llvm-symbolizer
 	clang libclang-rt-14-dev llvm
+	# tests/e2e/esp_peer.py: scapy's ESP (AES-GCM) needs it
+	python3-cryptography
 )
 
 missing=()

@@ -25,6 +25,10 @@
                      record [op][20 ms steps since the last][len][bytes]; op 0
                      LIFT bytes from MH 0 (trusted), 1 downlink ESP (SPI, seq),
                      2 time only, 0x10 set: untrusted
+  DIR/fuzz_esp/      ESP record sequences, in fuzz_esp.c's format: per record
+                     [op][len (2)][bytes]; op 0 a packet from the network,
+                     1 cleartext to encrypt and decrypt, 2 [seq][plaintext]
+                     sealed as is, 3 [seq] a genuine packet at that number
 
 fuzz_policy's seeds are tests/data/policy/{good,bad} (tests/fuzz/run.sh).
 The output is deterministic: run it again after changing it and commit the
@@ -314,6 +318,34 @@ def write(d, seeds):
         print(f"{os.path.join(d, name)}: {len(data)} bytes")
 
 
+# --- ESP (lib/sgw_esp.h) -----------------------------------------------------
+def esp_rec(op, body):
+    return bytes([op]) + struct.pack("!H", len(body)) + body
+
+
+def esp_seeds():
+    from scapy.all import IP, IPv6, UDP, TCP, Raw, raw
+    v4 = raw(IP(src="10.61.0.2", dst="10.61.0.1", id=1) / UDP(sport=1, dport=2) / Raw(b"esp"))
+    v4opt = raw(IP(src="10.61.0.2", dst="10.61.0.1", options=b"\x01\x01\x01\x00") /
+                Raw(b"x" * 37))
+    v6 = raw(IPv6(src="fd00:6c::2", dst="fd00:6c::1") / TCP(sport=3, dport=4) / Raw(b"esp6"))
+    esp4 = raw(IP(src="10.61.0.1", dst="10.61.0.2", proto=50) /
+               Raw(struct.pack("!II", 0x1E5A0002, 5) + bytes(40)))
+    seq = lambda n: struct.pack("!I", n)
+    return {
+        "roundtrip": esp_rec(1, v4) + esp_rec(1, v4opt) + esp_rec(1, v6) + esp_rec(1, v4),
+        "window": b"".join(esp_rec(3, seq(n)) for n in (100, 37, 99, 99, 36, 164, 100, 0,
+                                                        0xFFFFFFFF, 1000)),
+        "trailers": esp_rec(2, seq(1) + b"abcd\x01\x02\x02\x06") +
+        esp_rec(2, seq(2) + b"abcd\x01\x03\x02\x06") + esp_rec(2, seq(3) + b"ab\x07\x06") +
+        esp_rec(2, seq(4) + b"\x00\x06") + esp_rec(2, seq(5) + b"xy\x00\x3b") +
+        esp_rec(2, seq(6)),
+        "hostile": esp_rec(0, esp4) + esp_rec(0, esp4[:30]) + esp_rec(0, b"\x45") +
+        esp_rec(0, esp4.replace(b"\x1e\x5a\x00\x02", b"\x00\x00\x00\x01")) +
+        esp_rec(1, v4) + esp_rec(0, esp4),
+    }
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -324,6 +356,7 @@ def main():
     write(os.path.join(a.out, "fuzz_tcp"), tcp_seeds())
     write(os.path.join(a.out, "fuzz_parse"), parse_seeds())
     write(os.path.join(a.out, "fuzz_xcp"), xcp_seeds())
+    write(os.path.join(a.out, "fuzz_esp"), esp_seeds())
     return 0
 
 
