@@ -487,9 +487,9 @@ flow_start(struct sgw_xcpa *a, struct sgw_xcpa_flow *f, uint8_t family, const ui
 }
 
 /* The flow's slot, or a new one (create), or NULL: at most SGW_XCPA_PROBE slots. */
-static struct sgw_xcpa_flow *
-flow_get(struct sgw_xcpa *a, uint8_t family, const uint8_t *l, uint16_t lp, const uint8_t *r,
-	 uint16_t rp, uint64_t now, bool create)
+struct sgw_xcpa_flow *
+sgw_xcpa_flow_get(struct sgw_xcpa *a, uint8_t family, const uint8_t *l, uint16_t lp,
+		  const uint8_t *r, uint16_t rp, uint64_t now, bool create)
 {
 	uint32_t mask = a->n_flows - 1, h = key_hash(family, l, lp, r, rp), i;
 	struct sgw_xcpa_flow *spare = NULL;
@@ -534,8 +534,9 @@ const struct sgw_xcpa_flow *
 sgw_xcpa_find(const struct sgw_xcpa *a, uint8_t family, const uint8_t *laddr,
 	      uint16_t lport, const uint8_t *raddr, uint16_t rport, uint64_t now)
 {
-	return flow_get((struct sgw_xcpa *)(uintptr_t)a, family, laddr, lport, raddr, rport,
-			now, false);
+	/* create = false writes nothing */
+	return sgw_xcpa_flow_get((struct sgw_xcpa *)(uintptr_t)a, family, laddr, lport, raddr,
+				 rport, now, false);
 }
 
 const struct sgw_xcpa_flow *
@@ -583,9 +584,9 @@ syn_options(const uint8_t *tcp, size_t hlen, uint32_t *mss, uint8_t *ws)
 	}
 }
 
-static void
-note_flags(struct sgw_xcpa_flow *f, const uint8_t *p, const struct sgw_xcpa_pkt *pk,
-	   bool local)
+void
+sgw_xcpa_flow_note(struct sgw_xcpa_flow *f, const uint8_t *p, const struct sgw_xcpa_pkt *pk,
+		   bool local)
 {
 	if (pk->tcp_flags & SGW_XCPA_TH_SYN) {
 		uint32_t mss;
@@ -606,11 +607,15 @@ note_flags(struct sgw_xcpa_flow *f, const uint8_t *p, const struct sgw_xcpa_pkt 
 		f->state |= local ? SGW_XCPA_FS_LFIN : SGW_XCPA_FS_RFIN;
 	if (pk->tcp_flags & SGW_XCPA_TH_RST)
 		f->state |= SGW_XCPA_FS_RST;
+	if (!local && (pk->tcp_flags & SGW_XCPA_TH_ACK) &&
+	    (!(f->state & SGW_XCPA_FS_UNA) || SGW_SEQ_GT(pk->ack, f->una))) {
+		f->una = pk->ack;
+		f->state |= SGW_XCPA_FS_UNA;
+	}
 }
 
-/* The window scale of the remote's windows: -1 while the handshake is unseen. */
-static int
-remote_shift(const struct sgw_xcpa_flow *f)
+int
+sgw_xcpa_flow_shift(const struct sgw_xcpa_flow *f)
 {
 	if ((f->state & (SGW_XCPA_FS_LSYN | SGW_XCPA_FS_RSYN)) !=
 	    (SGW_XCPA_FS_LSYN | SGW_XCPA_FS_RSYN))
@@ -670,11 +675,11 @@ sgw_xcpa_out(struct sgw_xcpa *a, uint8_t *p, size_t *len, size_t cap, uint64_t n
 		a->ctr[SGW_XCPA_C_OUT_NON_TCP]++;
 		return SGW_XCPA_PASS;
 	}
-	f = flow_get(a, pk.ver, pk.src, pk.sport, pk.dst, pk.dport, now, true);
+	f = sgw_xcpa_flow_get(a, pk.ver, pk.src, pk.sport, pk.dst, pk.dport, now, true);
 	if (f == NULL)
 		return SGW_XCPA_PASS;  /* counted: table full, the flow stays plain TCP */
 	f->last_ns = now;
-	note_flags(f, p, &pk, true);
+	sgw_xcpa_flow_note(f, p, &pk, true);
 	memset(&h, 0, sizeof(h));
 	if (a->conf.role == SGW_XCPA_SENDER) {
 		uint32_t seg = pk.pay_len + !!(pk.tcp_flags & SGW_XCPA_TH_SYN) +
@@ -730,7 +735,7 @@ static bool
 sender_ack(struct sgw_xcpa *a, struct sgw_xcpa_flow *f, uint8_t *p,
 	   const struct sgw_xcpa_pkt *pk, uint64_t now)
 {
-	int shift = remote_shift(f);
+	int shift = sgw_xcpa_flow_shift(f);
 	bool held = false;
 	int r;
 
@@ -795,11 +800,11 @@ sgw_xcpa_in(struct sgw_xcpa *a, uint8_t *p, size_t *len, uint64_t now)
 	}
 	if (!had_xcp && a->conf.role == SGW_XCPA_RECEIVER)
 		return SGW_XCPA_PASS;  /* nothing to sum */
-	f = flow_get(a, pk.ver, pk.dst, pk.dport, pk.src, pk.sport, now, true);
+	f = sgw_xcpa_flow_get(a, pk.ver, pk.dst, pk.dport, pk.src, pk.sport, now, true);
 	if (f == NULL)
 		return changed ? SGW_XCPA_SEND : SGW_XCPA_PASS;
 	f->last_ns = now;
-	note_flags(f, p, &pk, false);
+	sgw_xcpa_flow_note(f, p, &pk, false);
 	if (a->conf.role == SGW_XCPA_SENDER) {
 		if (had_xcp) {
 			if (pk.xcp.flags & SGW_XCPW_F_REVERSE)

@@ -243,6 +243,7 @@ struct sgw_xcpa_flow {
 	uint32_t peer_wnd;       /* the remote's last advertised window, bytes, before the clamp */
 	struct sgw_xcpa_rtt rtt;
 	struct sgw_xcpa_edge edge;
+	uint32_t una;            /* highest ACK seen from the remote (FS_UNA) */
 	/* receiver role */
 	int64_t fb_sum;          /* H_feedback summed since the last ACK sent */
 	uint32_t fb_segs;
@@ -255,6 +256,7 @@ struct sgw_xcpa_flow {
 #define SGW_XCPA_FS_RFIN 0x08
 #define SGW_XCPA_FS_RST 0x10
 #define SGW_XCPA_FS_PEERW 0x20  /* peer_wnd valid */
+#define SGW_XCPA_FS_UNA 0x40    /* una valid */
 
 #define SGW_XCPA_PROBE 8u       /* slots looked at per lookup */
 
@@ -305,6 +307,27 @@ sgw_xcpa_out(struct sgw_xcpa *a, uint8_t *p, size_t *len, size_t cap, uint64_t n
  */
 enum sgw_xcpa_verdict
 sgw_xcpa_in(struct sgw_xcpa *a, uint8_t *p, size_t *len, uint64_t now);
+
+/*
+ * The flow table, for the hub's legacy mode (lib/sgw_xcp_legacy.c), which
+ * keeps its flows in a struct sgw_xcpa of its own: "local" is then the data
+ * sender's end, "remote" the receiver's. flow_get: the flow, a new one
+ * (create; counted), or NULL (table full when create: counted).
+ */
+struct sgw_xcpa_flow *
+sgw_xcpa_flow_get(struct sgw_xcpa *a, uint8_t family, const uint8_t *laddr, uint16_t lport,
+		  const uint8_t *raddr, uint16_t rport, uint64_t now, bool create);
+
+/* A segment of the flow sent by the local (local) or the remote end: SYN
+ * options (MSS, window scale), FIN, RST; the highest ACK from the remote. */
+void
+sgw_xcpa_flow_note(struct sgw_xcpa_flow *f, const uint8_t *p, const struct sgw_xcpa_pkt *pk,
+		   bool local);
+
+/* Window scale of the remote's windows: -1 while the handshake is unseen,
+ * 0 if either SYN had no window scale option. */
+int
+sgw_xcpa_flow_shift(const struct sgw_xcpa_flow *f);
 
 /* The flow of a local/remote address and port pair, or NULL (for reports and tests). */
 const struct sgw_xcpa_flow *
