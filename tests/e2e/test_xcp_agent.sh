@@ -116,7 +116,8 @@ ip -n "$D" addr add fd91:2::1/64 dev xad0 nodad
 for l in "$S xas0" "$R xar0" "$R xar1" "$D xad0"; do
 	set -- $l
 	ip -n "$1" link set "$2" up
-	ip netns exec "$1" ethtool -K "$2" tx off rx off tso off gso off gro off >/dev/null 2>&1 || true
+	ip netns exec "$1" ethtool -K "$2" tx off rx off tso off gso off gro off \
+		>/dev/null 2>&1 || true
 done
 ip netns exec "$R" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 
@@ -236,7 +237,8 @@ SND_OPTS=()
 RCV_OPTS=()
 start_agents
 ip netns exec "$R" "$PY" "$E2E/xcp_capture.py" --iface xar0 --proto 254 \
-	--receiver 10.91.2.1 --receiver fd91:2::1 --result "$WORK/cap.json" --ready "$WORK/cap.ready" &
+	--receiver 10.91.2.1 --receiver fd91:2::1 \
+	--result "$WORK/cap.json" --ready "$WORK/cap.ready" &
 CAP=$!
 BG+=($CAP)
 wait_for 10 test -e "$WORK/cap.ready"
@@ -271,11 +273,16 @@ sys.exit(0 if ok else 1)
 EOF
 stop_agent snd
 stop_agent rcv
-jget "$WORK/agent-snd.json" '"sender: " + json.dumps({k: v for k, v in d["counters"].items() if v})'
-jget "$WORK/agent-rcv.json" '"receiver: " + json.dumps({k: v for k, v in d["counters"].items() if v})'
-[ "$(jget "$WORK/agent-snd.json" 'd["counters"]["feedback_applied"] > 0 and d["counters"]["rtt_samples"] > 0 and d["io"]["in_dropped"] == 0 and d["io"]["wire_tx_err"] == 0')" = True ] ||
+NZ='json.dumps({k: v for k, v in d["counters"].items() if v})'
+jget "$WORK/agent-snd.json" '"sender: " + '"$NZ"
+jget "$WORK/agent-rcv.json" '"receiver: " + '"$NZ"
+C='d["counters"]'
+IO='d["io"]'
+[ "$(jget "$WORK/agent-snd.json" "$C['feedback_applied'] > 0 and $C['rtt_samples'] > 0 \
+	and $IO['in_dropped'] == 0 and $IO['wire_tx_err'] == 0")" = True ] ||
 	fail "sender agent counters"
-[ "$(jget "$WORK/agent-rcv.json" 'd["counters"]["acks_echoed"] > 0 and d["counters"]["data_segs_summed"] > 0 and d["io"]["in_dropped"] == 0')" = True ] ||
+[ "$(jget "$WORK/agent-rcv.json" "$C['acks_echoed'] > 0 and $C['data_segs_summed'] > 0 \
+	and $IO['in_dropped'] == 0")" = True ] ||
 	fail "receiver agent counters"
 
 # ---- 3: the clamp holds the kernel to cwnd_xcp ----

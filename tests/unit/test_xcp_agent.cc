@@ -713,11 +713,10 @@ TEST(XcpAgent, KernelHeldToCwndXcp)
 		for (size_t i = 0; i < wire.size(); i++) {
 			Bytes d = wire[i];
 			if (rtt >= 20) {
-				sgw_xcpa_pkt pk{};
-				ASSERT_EQ(sgw_xcpa_locate(d.data(), d.size(), kProto, &pk), SGW_XCPA_OK);
 				Loc l = Walk(d);
-				int32_t fb = static_cast<int32_t>(14000 - static_cast<int64_t>(fl->cwnd_xcp)) /
-					     static_cast<int32_t>(std::max<size_t>(wire.size(), 1));
+				int64_t want = 14000 - static_cast<int64_t>(fl->cwnd_xcp);
+				int64_t n = static_cast<int64_t>(std::max<size_t>(wire.size(), 1));
+				int32_t fb = static_cast<int32_t>(want / n);
 				sgw_xcp_lower_feedback(&d[l.tcp_off - 20], 20, fb, nullptr);
 			}
 			p.rcv.In(d, p.now);
@@ -727,7 +726,8 @@ TEST(XcpAgent, KernelHeldToCwndXcp)
 				p.rcv.Out(a, p.now);
 				p.snd.In(a, p.now);
 				Loc l = Walk(a);
-				uint32_t e = una + (static_cast<uint32_t>(Get16(&a[l.tcp_off + 14])) << 7);
+				uint32_t w = Get16(&a[l.tcp_off + 14]);
+				uint32_t e = una + (w << 7);
 				ASSERT_GE(static_cast<int32_t>(e - edge), 0) << "edge retracted";
 				edge = e;
 			}

@@ -244,7 +244,8 @@ TEST(XcpLegacy, LeavesAloneWhatItCannotRead)
 	// Every truncation: counted, never trusted.
 	for (size_t n = 0; n < d.size(); n++) {
 		Bytes c(d.begin(), d.begin() + static_cast<long>(n));
-		EXPECT_EQ(sgw_xcpl_data(&h.l, nullptr, &par, c.data(), c.size(), 1040, 0, &fb), -1);
+		EXPECT_EQ(sgw_xcpl_data(&h.l, nullptr, &par, c.data(), c.size(), 1040, 0, &fb),
+			  -1);
 		EXPECT_EQ(sgw_xcpl_ack(&h.l, c.data(), c.size(), 0), -1);
 	}
 	EXPECT_EQ(h.l.ctr[SGW_XCPL_C_DATA_BAD], d.size());
@@ -416,8 +417,9 @@ private:
 			int fi = static_cast<int>(i);
 			if (!f.syn_sent) {
 				f.syn_sent = true;
-				Push(now + kEdge, fi, false,
-				     Tcp(f.addr, 2, 1000, 80, f.iss, 0, SGW_XCPA_TH_SYN, 65535, 0));
+				Bytes syn = Tcp(f.addr, 2, 1000, 80, f.iss, 0, SGW_XCPA_TH_SYN,
+						65535, 0);
+				Push(now + kEdge, fi, false, std::move(syn));
 				continue;
 			}
 			if (!f.est)
