@@ -486,6 +486,17 @@ flow_start(struct sgw_xcpa *a, struct sgw_xcpa_flow *f, uint8_t family, const ui
 	f->last_ns = now;
 }
 
+/* At a SYN the MSS is known: "10 MSS" becomes the real one (before any feedback). */
+static void
+syn_init_cwnd(const struct sgw_xcpa *a, struct sgw_xcpa_flow *f, uint8_t tcp_flags)
+{
+	if (!(tcp_flags & SGW_XCPA_TH_SYN) || a->conf.init_cwnd != 0)
+		return;
+	f->cwnd_xcp = 10u * f->mss;
+	if (f->cwnd_xcp > a->conf.cwnd_max)
+		f->cwnd_xcp = a->conf.cwnd_max;
+}
+
 /* The flow's slot, or a new one (create), or NULL: at most SGW_XCPA_PROBE slots. */
 struct sgw_xcpa_flow *
 sgw_xcpa_flow_get(struct sgw_xcpa *a, uint8_t family, const uint8_t *l, uint16_t lp,
@@ -585,9 +596,10 @@ syn_options(const uint8_t *tcp, size_t hlen, uint32_t *mss, uint8_t *ws)
 }
 
 void
-sgw_xcpa_flow_note(struct sgw_xcpa_flow *f, const uint8_t *p, const struct sgw_xcpa_pkt *pk,
-		   bool local)
+sgw_xcpa_flow_note(const struct sgw_xcpa *a, struct sgw_xcpa_flow *f, const uint8_t *p,
+		   const struct sgw_xcpa_pkt *pk, bool local)
 {
+	/* SYN options, FIN, RST and the highest ACK: the flow's handshake state. */
 	if (pk->tcp_flags & SGW_XCPA_TH_SYN) {
 		uint32_t mss;
 		uint8_t ws;
@@ -602,6 +614,7 @@ sgw_xcpa_flow_note(struct sgw_xcpa_flow *f, const uint8_t *p, const struct sgw_x
 		}
 		if (mss >= 64 && mss < f->mss)
 			f->mss = mss;
+		syn_init_cwnd(a, f, pk->tcp_flags);
 	}
 	if (pk->tcp_flags & SGW_XCPA_TH_FIN)
 		f->state |= local ? SGW_XCPA_FS_LFIN : SGW_XCPA_FS_RFIN;
@@ -679,7 +692,7 @@ sgw_xcpa_out(struct sgw_xcpa *a, uint8_t *p, size_t *len, size_t cap, uint64_t n
 	if (f == NULL)
 		return SGW_XCPA_PASS;  /* counted: table full, the flow stays plain TCP */
 	f->last_ns = now;
-	sgw_xcpa_flow_note(f, p, &pk, true);
+	sgw_xcpa_flow_note(a, f, p, &pk, true);
 	memset(&h, 0, sizeof(h));
 	if (a->conf.role == SGW_XCPA_SENDER) {
 		uint32_t seg = pk.pay_len + !!(pk.tcp_flags & SGW_XCPA_TH_SYN) +
@@ -804,7 +817,7 @@ sgw_xcpa_in(struct sgw_xcpa *a, uint8_t *p, size_t *len, uint64_t now)
 	if (f == NULL)
 		return changed ? SGW_XCPA_SEND : SGW_XCPA_PASS;
 	f->last_ns = now;
-	sgw_xcpa_flow_note(f, p, &pk, false);
+	sgw_xcpa_flow_note(a, f, p, &pk, false);
 	if (a->conf.role == SGW_XCPA_SENDER) {
 		if (had_xcp) {
 			if (pk.xcp.flags & SGW_XCPW_F_REVERSE)

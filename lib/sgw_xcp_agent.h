@@ -319,10 +319,11 @@ sgw_xcpa_flow_get(struct sgw_xcpa *a, uint8_t family, const uint8_t *laddr, uint
 		  const uint8_t *raddr, uint16_t rport, uint64_t now, bool create);
 
 /* A segment of the flow sent by the local (local) or the remote end: SYN
- * options (MSS, window scale), FIN, RST; the highest ACK from the remote. */
+ * options (MSS, window scale; at a SYN an initial window of 10 MSS is set
+ * again with the MSS now known), FIN, RST; the highest ACK from the remote. */
 void
-sgw_xcpa_flow_note(struct sgw_xcpa_flow *f, const uint8_t *p, const struct sgw_xcpa_pkt *pk,
-		   bool local);
+sgw_xcpa_flow_note(const struct sgw_xcpa *a, struct sgw_xcpa_flow *f, const uint8_t *p,
+		   const struct sgw_xcpa_pkt *pk, bool local);
 
 /* Window scale of the remote's windows: -1 while the handshake is unseen,
  * 0 if either SYN had no window scale option. */

@@ -116,7 +116,7 @@ sgw_xcpl_data(struct sgw_xcpl *l, struct sgw_xcp_acc *acc, struct sgw_xcp_params
 		return 0;
 	}
 	f->last_ns = now;
-	sgw_xcpa_flow_note(f, p, &pk, true);
+	sgw_xcpa_flow_note(&l->tab, f, p, &pk, true);
 	seg = pk.pay_len + !!(pk.tcp_flags & SGW_XCPA_TH_SYN) + !!(pk.tcp_flags & SGW_XCPA_TH_FIN);
 	sgw_xcpa_rtt_sent(&f->rtt, pk.seq, seg, now);
 	infl = sgw_xcpl_inflight(f);
@@ -184,7 +184,7 @@ sgw_xcpl_ack(struct sgw_xcpl *l, uint8_t *p, size_t len, uint64_t now)
 		return 0;
 	}
 	f->last_ns = now;
-	sgw_xcpa_flow_note(f, p, &pk, false);
+	sgw_xcpa_flow_note(&l->tab, f, p, &pk, false);
 	if (!(pk.tcp_flags & SGW_XCPA_TH_ACK))
 		return 0;
 	if (sgw_xcpa_rtt_acked(&f->rtt, pk.ack, now))

@@ -524,7 +524,7 @@ TEST(XcpAgent, CwndXcpFollowsFeedbackWithAnMssFloor)
 	ASSERT_NE(fl, nullptr);
 	EXPECT_EQ(fl->mss, 1400u);  // the smaller of the two SYNs' MSS
 	uint32_t c0 = fl->cwnd_xcp;
-	EXPECT_EQ(c0, 10u * 1460u);  // created at the SYN, before the MSS was known
+	EXPECT_EQ(c0, 10u * 1400u);  // 10 MSS, set again at the SYN-ACK's MSS
 	int64_t want = c0;
 	Rng rng(3);
 	for (int i = 0; i < 200; i++) {

@@ -161,8 +161,7 @@ TEST(XcpLegacy, EstimatesInflightAndRttAndClampsWithTheScale)
 	t += 550 * kMs;
 	Bytes sa = Tcp(2, 1, 80, 1000, 7000, 101, SGW_XCPA_TH_SYN | SGW_XCPA_TH_ACK, 65535, 0);
 	EXPECT_EQ(sgw_xcpl_ack(&h.l, sa.data(), sa.size(), t), 1);  // SYN-ACK: unscaled clamp
-	// 10 x the default MSS (1460): the flow is made before the SYN's MSS is read.
-	EXPECT_EQ(Get16(&sa[34]), 14600);
+	EXPECT_EQ(Get16(&sa[34]), 10000);  // 10 MSS of the SYN's 1000
 	EXPECT_TRUE(TcpOk(sa));
 	const sgw_xcpa_flow *f = sgw_xcpl_find(&h.l, 4, kA, 1000, kB, 80, t);
 	ASSERT_NE(f, nullptr);
@@ -176,7 +175,7 @@ TEST(XcpLegacy, EstimatesInflightAndRttAndClampsWithTheScale)
 	Bytes a = Tcp(2, 1, 80, 1000, 7001, 3101, SGW_XCPA_TH_ACK, 65535, 0);
 	EXPECT_EQ(sgw_xcpl_ack(&h.l, a.data(), a.size(), t + 600 * kMs), 1);
 	EXPECT_EQ(sgw_xcpl_inflight(f), 5000u);
-	EXPECT_EQ(Get16(&a[34]), 14600u >> 7);  // the share in units of 128
+	EXPECT_EQ(Get16(&a[34]), 10000u >> 7);  // the share in units of 128
 	EXPECT_TRUE(TcpOk(a));
 	EXPECT_EQ(h.l.ctr[SGW_XCPL_C_RTT_SAMPLES], 2u);
 }
