@@ -538,6 +538,29 @@ TEST(XcpLegacyModel, SendersObeyingRwndConvergeToEqualShares)
 	EXPECT_EQ(m.drops(), 0u);
 }
 
+// A flow that stops leaves its share to the others.
+TEST(XcpLegacyModel, AFlowLeavingFreesItsShare)
+{
+	const double C = 1.25e6;
+	LegacyModel m(C, 8u << 20);
+	m.AddFlow(0.6, 0);
+	m.AddFlow(0.6, 0, 50);
+	m.AddFlow(0.8, 5);
+	m.Run(100);
+	double r0 = m.Rate(0, 30, 50) / C, r2 = m.Rate(2, 30, 50) / C;
+	double a0 = m.Rate(0, 80, 100) / C, a2 = m.Rate(2, 80, 100) / C;
+	std::printf("legacy, one of 3 leaves at 50 s: before %.3f %.3f %.3f, after %.3f %.3f "
+		    "(utilisation %.4f)\n", r0, m.Rate(1, 30, 50) / C, r2, a0, a2,
+		    m.Util(80, 100));
+	EXPECT_NEAR(r0, 1.0 / 3, 0.02);
+	EXPECT_NEAR(r2, 1.0 / 3, 0.02);
+	EXPECT_NEAR(a0, 0.5, 0.02);
+	EXPECT_NEAR(a2, 0.5, 0.02);
+	EXPECT_GT(m.Util(80, 100), 0.95);
+	for (size_t i = 0; i < 3; i++)
+		EXPECT_EQ(m.F(i).retracts, 0u);
+}
+
 // Without the clamp the same senders fill the buffer: the clamp is what holds them.
 TEST(XcpLegacyModel, TheClampIsWhatHoldsThem)
 {
