@@ -742,7 +742,7 @@ track_ack(struct sgw_lift_mh *m, struct mflow *f, uint32_t ack)
 /* ======================================================= the ACK path */
 
 static int
-tx_plain(struct sgw_lift_mh *m, struct sgw_lift_mh_tx *tx, int why)
+tx_plain(struct sgw_lift_mh *m, struct sgw_lift_mh_tx_out *tx, int why)
 {
 	tx->verdict = SGW_LIFT_MH_PLAIN;
 	tx->why = (uint8_t)why;
@@ -752,7 +752,7 @@ tx_plain(struct sgw_lift_mh *m, struct sgw_lift_mh_tx *tx, int why)
 
 int
 sgw_lift_mh_tx(struct sgw_lift_mh *m, uint64_t now, const void *pkt, size_t len,
-	       uint32_t dl_spi, uint8_t dl_proto, struct sgw_lift_mh_tx *tx)
+	       uint32_t dl_spi, uint8_t dl_proto, struct sgw_lift_mh_tx_out *tx)
 {
 	struct seg s;
 	struct mflow *f;
@@ -1116,9 +1116,12 @@ sgw_lift_mh_rx(struct sgw_lift_mh *m, uint64_t now, uint32_t spi, uint32_t seq,
 		return rx_count(m, ret >= 0 ? ret : SGW_LIFT_MH_RX_PURE);
 	}
 	track_add(m, f, end, seq);
-	if (f->rcv_valid && SGW_SEQ_LE(end, f->rcv_nxt))
+	/* Old: all of it acknowledged already (a retransmission). A segment
+	 * that fills a hole is new data even though rcv_nxt is past it. */
+	if (f->ack_valid && SGW_SEQ_LE(end, f->ack_sent))
 		return rx_count(m, ret >= 0 ? ret : SGW_LIFT_MH_RX_OLD);
-	f->rcv_nxt = end;
+	if (!f->rcv_valid || SGW_SEQ_GT(end, f->rcv_nxt))
+		f->rcv_nxt = end;
 	f->rcv_valid = 1;
 	f->last_data = now;
 	run_close(m, f, now);

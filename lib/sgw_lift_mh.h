@@ -134,7 +134,7 @@ enum sgw_lift_mh_why {
 
 const char *sgw_lift_mh_why_name(int why);
 
-struct sgw_lift_mh_tx {
+struct sgw_lift_mh_tx_out {
 	uint8_t verdict;       /* enum sgw_lift_mh_verdict */
 	uint8_t why;           /* enum sgw_lift_mh_why */
 	uint8_t flags;         /* D/F/S of the TCP-ACK header (SGW_LIFT_BIT_*) */
@@ -154,7 +154,7 @@ struct sgw_lift_mh_tx {
  * Never fails: what it cannot use is PLAIN, counted by reason.
  */
 int sgw_lift_mh_tx(struct sgw_lift_mh *m, uint64_t now_ns, const void *pkt, size_t len,
-		   uint32_t dl_spi, uint8_t dl_proto, struct sgw_lift_mh_tx *tx);
+		   uint32_t dl_spi, uint8_t dl_proto, struct sgw_lift_mh_tx_out *tx);
 
 /*
  * Build the FrACK of a cleartext TCP/IP segment (IPv4 or IPv6 without
