@@ -835,16 +835,18 @@ sgw_lift_mh_tx(struct sgw_lift_mh *m, uint64_t now, const void *pkt, size_t len,
 		why = SGW_LIFT_MH_W_FIN_ACK;
 	} else if (s.win == 0) {
 		why = SGW_LIFT_MH_W_WIN_ZERO;
-	} else if (f->state == SGW_LIFT_MH_S_PENDING) {
-		why = SGW_LIFT_MH_W_PENDING;
 	} else if (new_data) {
-		why = payload ? SGW_LIFT_MH_W_NEW_DATA_PIGGY : SGW_LIFT_MH_W_NEW_DATA;
+		if (f->state == SGW_LIFT_MH_S_PENDING)
+			why = SGW_LIFT_MH_W_PENDING;
+		else
+			why = payload ? SGW_LIFT_MH_W_NEW_DATA_PIGGY : SGW_LIFT_MH_W_NEW_DATA;
 	} else if (f->run_probes > 0) {
 		why = SGW_LIFT_MH_W_PROBE_REPLY;
 	} else if (f->win_zero) {
 		why = SGW_LIFT_MH_W_WIN_OPEN;
 	} else if (f->transitory) {
-		why = SGW_LIFT_MH_W_TRANSITORY;
+		why = f->state == SGW_LIFT_MH_S_PENDING ? SGW_LIFT_MH_W_PENDING :
+		      SGW_LIFT_MH_W_TRANSITORY;
 	} else if (payload) {
 		why = SGW_LIFT_MH_W_DATA;
 	} else if (adv || s.win != f->win_sent) {
@@ -891,6 +893,21 @@ sgw_lift_mh_tx(struct sgw_lift_mh *m, uint64_t now, const void *pkt, size_t len,
 		f->transitory = 0;
 		flags = SGW_LIFT_BIT_F;
 		break;
+	case SGW_LIFT_MH_W_PENDING:
+		/* The hub may not hold the entry yet (a FrACK on the datagram
+		 * service can overtake the Setup): no FrACK. An ACK of new data
+		 * goes bare, as it would at the end of the hub's transitory
+		 * phase; anything else is marked S, as in the transitory phase. */
+		flags = new_data ? (payload ? SGW_LIFT_BIT_F : 0) : SGW_LIFT_BIT_S;
+		break;
+	case SGW_LIFT_MH_W_TRANSITORY:
+		/* The seed's transitory phase: the hub forwards every TCP ACK
+		 * without starting its timer up to the first that acknowledges
+		 * new data. The hub can only tell that from the IPsec ACK Number
+		 * moving, which it also does for the first ACK a fresh entry
+		 * sees; S says "not new data" (the hub never counts an S ACK as
+		 * new data, and with its timer stopped forwards it at once), so
+		 * the hub's timer starts on the MH's first ACK of new data. */
 	case SGW_LIFT_MH_W_DUP:
 	case SGW_LIFT_MH_W_OLD:
 		/* S: "TCP ACK forwarding has to be delayed if the correspondent
@@ -899,9 +916,9 @@ sgw_lift_mh_tx(struct sgw_lift_mh *m, uint64_t now, const void *pkt, size_t len,
 		break;
 	default:
 		/* F: "not to delay the forwarding": a zero window, an unfreeze
-		 * (the MH's window reopens, or the FH is probing a freeze), data,
-		 * a window update, and everything before the Setup is confirmed
-		 * and in the transitory phase (the hub forwards those anyway). */
+		 * (the MH's window reopens, or the FH is probing a freeze: "the
+		 * TCP ACK serves to unfreeze the TCP sender"), data ("the TCP ACK
+		 * is piggybacked"), a window update. */
 		flags = SGW_LIFT_BIT_F;
 		break;
 	}

@@ -115,8 +115,9 @@ enum sgw_lift_mh_why {
 	SGW_LIFT_MH_W_CLOSING,       /* after D / Teardown */
 	SGW_LIFT_MH_W_NO_ACK,        /* no ACK flag */
 	/* ACK (a TCP-ACK header) */
-	SGW_LIFT_MH_W_PENDING,       /* Setup not acknowledged yet: F, no FrACK */
-	SGW_LIFT_MH_W_TRANSITORY,    /* (re)activated, no ACK of new data yet: F */
+	SGW_LIFT_MH_W_PENDING,       /* Setup not acknowledged yet: no FrACK; S
+				      * unless new data (then bare, F if data) */
+	SGW_LIFT_MH_W_TRANSITORY,    /* (re)activated, no ACK of new data yet: S */
 	SGW_LIFT_MH_W_DUP,           /* duplicate ACK: S */
 	SGW_LIFT_MH_W_OLD,           /* an ACK behind one already sent: S */
 	SGW_LIFT_MH_W_WIN_ZERO,      /* the MH's own window is zero: F */

@@ -265,7 +265,7 @@ OpenClient(Mh &h, const Conn &c, bool answer = true)
 	auto a = h.Tx(c.Seg(true, kIssMh + 1, kIssFh + 1, kAck, 65535, 0));
 	EXPECT_EQ(a.why, SGW_LIFT_MH_W_PENDING);
 	EXPECT_EQ(a.verdict, SGW_LIFT_MH_ACK);
-	EXPECT_EQ(a.flags, SGW_LIFT_BIT_F);
+	EXPECT_EQ(a.flags, SGW_LIFT_BIT_S); // acknowledges no data: never new data
 	EXPECT_EQ(a.ipsec_ack, 1u);
 	if (answer) {
 		h.now += 600 * kMs;
@@ -651,10 +651,15 @@ TEST(LiftMhAck, PairsOnlyForAcksOfNewData)
 	OpenClient(h, c);
 	h.Poll();
 	EXPECT_EQ(h.Info(c.Seg(true, 0, 0, 0, 0, 0)).transitory, 1);
-	// Transitory: nothing acknowledged yet, a repeat of the handshake ACK: F.
+	// Transitory: nothing acknowledged yet, a repeat of the handshake ACK: S,
+	// so that the hub does not start its timer on it.
 	auto t = h.Tx(AckOf(c, 0));
 	EXPECT_EQ(t.why, SGW_LIFT_MH_W_TRANSITORY);
-	EXPECT_EQ(t.flags, SGW_LIFT_BIT_F);
+	EXPECT_EQ(t.flags, SGW_LIFT_BIT_S);
+	// Even when it carries a window update.
+	t = h.Tx(AckOf(c, 0, 60000));
+	EXPECT_EQ(t.why, SGW_LIFT_MH_W_TRANSITORY);
+	EXPECT_EQ(t.flags, SGW_LIFT_BIT_S);
 	EXPECT_EQ(t.verdict, SGW_LIFT_MH_ACK);
 	for (uint32_t k = 0; k < 4; k++)
 		EXPECT_EQ(h.Rx(2 + k, Data(c, k)), SGW_LIFT_MH_RX_DATA);
@@ -706,7 +711,7 @@ TEST(LiftMhAck, PairsOnlyForAcksOfNewData)
 	EXPECT_EQ(s.pairs, 2u);
 	EXPECT_EQ(s.tx_why[SGW_LIFT_MH_W_NEW_DATA], 1u);
 	EXPECT_EQ(s.tx_why[SGW_LIFT_MH_W_DUP], 2u);
-	EXPECT_EQ(s.flag_s, 3u);
+	EXPECT_EQ(s.flag_s, 6u); // pending 1, transitory 2, dup 2, old 1
 }
 
 TEST(LiftMhAck, WithoutTheHubsConfirmationNoFrack)
@@ -718,9 +723,14 @@ TEST(LiftMhAck, WithoutTheHubsConfirmationNoFrack)
 	auto a = h.Tx(AckOf(c, 1));
 	EXPECT_EQ(a.why, SGW_LIFT_MH_W_PENDING);
 	EXPECT_EQ(a.verdict, SGW_LIFT_MH_ACK);
-	EXPECT_EQ(a.flags, SGW_LIFT_BIT_F);
+	EXPECT_EQ(a.flags, 0); // new data: no flag, and no FrACK
 	EXPECT_EQ(a.ipsec_ack, 2u);
+	EXPECT_EQ(h.Tx(AckOf(c, 1)).flags, SGW_LIFT_BIT_S);
 	EXPECT_EQ(h.Stats().pairs, 0u);
+	// Confirmed: still transitory until the next ACK of new data, a pair.
+	auto ctl = h.Poll();
+	ASSERT_EQ(ctl.size(), 0u); // the Setup went in OpenClient
+	EXPECT_EQ(h.Info(c.Seg(true, 0, 0, 0, 0, 0)).transitory, 1);
 }
 
 TEST(LiftMhAck, IpsecAckNumberFollowsWhatTheAckCovers)
@@ -1497,7 +1507,17 @@ TEST(LiftMhWithHub, SetupPairsHeldFreezeUnfreezeAndTeardown)
 	ASSERT_EQ(hub.Flow(i.flow_id, &hi), 0);
 	EXPECT_EQ(hi.spi, kDlSpi);
 	EXPECT_EQ(hi.timer_running, 0); // the hub's transitory phase too
+	// Another connection's packet on the same SA passes (the host ignores
+	// it here). Then a repeated handshake ACK in the transitory phase (S):
+	// the first IPsec ACK Number the hub's entry sees, which the hub alone
+	// would take for new data; S keeps its timer from starting on it.
+	Conn other;
+	other.fh_port = 443;
+	EXPECT_EQ(w.Deliver(other.Seg(false, 1, 1, kAck, 100, 10)), SGW_LIFT_MH_RX_NO_FLOW);
 	EXPECT_EQ(w.Send(AckOf(c, 0)).why, SGW_LIFT_MH_W_TRANSITORY);
+	ASSERT_EQ(hub.Flow(i.flow_id, &hi), 0);
+	EXPECT_EQ(hi.timer_running, 0);
+	EXPECT_EQ(w.Count('A', SGW_LIFT_FWD_ACK), 1u);
 
 	// Six segments down, the host ACKs two: the first ACK of new data ends
 	// both transitory phases; the hub forwards it and starts its timer.
@@ -1516,8 +1536,8 @@ TEST(LiftMhWithHub, SetupPairsHeldFreezeUnfreezeAndTeardown)
 	w.Send(AckOf(c, 4));
 	ASSERT_EQ(hub.Flow(i.flow_id, &hi), 0);
 	EXPECT_EQ(hi.held_pair, 1);
-	EXPECT_EQ(hi.ack_num, 5u);
-	EXPECT_EQ(hi.sa_highest, 7u);
+	EXPECT_EQ(hi.ack_num, 6u);
+	EXPECT_EQ(hi.sa_highest, 8u);
 	// Two more down, a fresher pair: the held TCP ACK goes on, this one held.
 	mh.now += 20 * kMs;
 	w.Deliver(Data(c, k++));
@@ -1533,7 +1553,7 @@ TEST(LiftMhWithHub, SetupPairsHeldFreezeUnfreezeAndTeardown)
 	EXPECT_EQ(hub.Stats().dups_stored, 1u);
 
 	// The satellite goes bad: no ACK reaches the hub, its timer expires with
-	// data unacknowledged (7 < 9): the held FrACK freezes the sender.
+	// data unacknowledged (8 < 10): the held FrACK freezes the sender.
 	uint64_t t = hub.NextTimer();
 	ASSERT_NE(t, UINT64_MAX);
 	EXPECT_LE(t, mh.now + 980 * kMs);
@@ -1549,7 +1569,7 @@ TEST(LiftMhWithHub, SetupPairsHeldFreezeUnfreezeAndTeardown)
 	mh.now += 3 * kSec;
 	auto u = w.Send(AckOf(c, 8));
 	EXPECT_EQ(u.verdict, SGW_LIFT_MH_PAIR);
-	EXPECT_EQ(u.ipsec_ack, 9u);
+	EXPECT_EQ(u.ipsec_ack, 10u);
 	EXPECT_EQ(hub.Stats().unfreezes, 1u);
 	EXPECT_EQ(w.Count('A', SGW_LIFT_FWD_HELD_ACK), 2u);
 	ASSERT_EQ(hub.Flow(i.flow_id, &hi), 0);
