@@ -419,20 +419,24 @@ since(uint64_t now, uint64_t t)
 
 /* ============================================================ the index */
 
+/* Four 64-bit words and the ports, multiply-xorshift mixed (a byte-wise
+ * hash of the 36 bytes is a serial chain of 36 multiplies). */
 static uint32_t
 hash_tuple(const uint8_t *mh, const uint8_t *fh, uint16_t mp, uint16_t fp)
 {
-	uint32_t h = 2166136261u;
+	uint64_t w[4], h = ((uint64_t)mp << 16 | fp) * 0x9E3779B97F4A7C15ull;
 	int i;
 
-	for (i = 0; i < 16; i++)
-		h = (h ^ mh[i]) * 16777619u;
-	for (i = 0; i < 16; i++)
-		h = (h ^ fh[i]) * 16777619u;
-	h = (h ^ mp) * 16777619u;
-	h = (h ^ fp) * 16777619u;
-	h ^= h >> 15;
-	return h;
+	memcpy(&w[0], mh, 8);
+	memcpy(&w[1], mh + 8, 8);
+	memcpy(&w[2], fh, 8);
+	memcpy(&w[3], fh + 8, 8);
+	for (i = 0; i < 4; i++) {
+		h ^= w[i];
+		h *= 0xBF58476D1CE4E5B9ull;
+		h ^= h >> 29;
+	}
+	return (uint32_t)(h ^ (h >> 32));
 }
 
 static bool
