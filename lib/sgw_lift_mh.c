@@ -583,7 +583,7 @@ share_roll(const struct sgw_lift_mh *m, struct mflow *f, uint64_t now)
 {
 	uint64_t w = m->c.share_window_ns, k;
 
-	if (now < f->win_start + w)
+	if (now < sgw_add_sat(f->win_start, w))
 		return;
 	k = (now - f->win_start) / w;
 	f->win_prev = k == 1 ? f->win_acc : 0;
@@ -596,7 +596,7 @@ share_roll(const struct sgw_lift_mh *m, struct mflow *f, uint64_t now)
 static uint64_t
 share_est(const struct sgw_lift_mh *m, const struct mflow *f, uint64_t now)
 {
-	uint64_t w = m->c.share_window_ns, el = now - f->win_start, frac;
+	uint64_t w = m->c.share_window_ns, el = since(now, f->win_start), frac;
 
 	if (el > w)
 		el = w;
