@@ -40,7 +40,8 @@ enum { INF_NONE = 0, INF_SETUP = 1 + SGW_LIFT_K_SETUP, INF_TEARDOWN = 1 + SGW_LI
 
 struct trk {
 	uint32_t end;  /* TCP sequence number just past the packet */
-	uint32_t esp;  /* its downlink ESP sequence number */
+	uint32_t esp;  /* its downlink ESP sequence number (the highest if merged) */
+	uint32_t lo;   /* the lowest ESP sequence number in it */
 };
 
 struct mflow {
@@ -90,6 +91,8 @@ struct mflow {
 struct msa {
 	uint32_t spi;
 	uint32_t highest;
+	uint32_t crx;         /* every sequence number <= crx was received */
+	uint64_t above;       /* bit i: crx + 1 + i received */
 };
 
 struct sgw_lift_mh {
@@ -167,6 +170,7 @@ sgw_lift_mh_conf_default(struct sgw_lift_mh_conf *c)
 	c->probe_guard_ns = 30000000000ull;
 	c->test_ns = 5000000000ull;
 	c->hold_ns = 300000000000ull;
+	c->ack_scope = SGW_LIFT_MH_ACK_SA;
 }
 
 const char *
@@ -201,6 +205,8 @@ sgw_lift_mh_conf_check(const struct sgw_lift_mh_conf *c)
 		return "share_permille";
 	if (c->test_ns == 0)
 		return "test_ns";
+	if (c->ack_scope > SGW_LIFT_MH_ACK_SA)
+		return "ack_scope";
 	return NULL;
 }
 
@@ -658,30 +664,64 @@ suspend(struct sgw_lift_mh *m, struct mflow *f, uint64_t now, bool share)
 
 /* ============================================== downlink ESP bookkeeping */
 
-static void
-sa_note(struct sgw_lift_mh *m, uint32_t spi, uint32_t seq)
+static struct msa *
+sa_find(const struct sgw_lift_mh *m, uint32_t spi)
 {
 	uint32_t i;
 
-	for (i = 0; i < m->nsa; i++) {
-		if (m->sa[i].spi != spi)
-			continue;
-		if (SGW_SEQ_LT(seq, m->sa[i].highest) || seq == m->sa[i].highest) {
-			m->st.esp_late++;
+	for (i = 0; i < m->nsa; i++)
+		if (m->sa[i].spi == spi)
+			return &m->sa[i];
+	return NULL;
+}
+
+/*
+ * The SA's highest sequence number received (late and skipped ones counted)
+ * and its contiguous point crx: everything up to it received, a 64-bit map
+ * above it. A number more than 64 past crx gives the oldest holes up (the
+ * packets missing there were lost upstream long ago; TCP resent their data on
+ * new numbers).
+ */
+static void
+sa_note(struct sgw_lift_mh *m, uint32_t spi, uint32_t seq)
+{
+	struct msa *a = sa_find(m, spi);
+	int32_t d;
+	uint32_t n;
+
+	if (a == NULL) {
+		if (m->nsa >= m->c.max_sas) {
+			m->st.sa_full++;
 			return;
 		}
-		if (seq != m->sa[i].highest + 1)
+		a = &m->sa[m->nsa++];
+		a->spi = spi;
+		a->highest = seq;
+		a->crx = seq;
+		a->above = 0;
+		return;
+	}
+	if (SGW_SEQ_LE(seq, a->highest)) {
+		m->st.esp_late++;
+	} else {
+		if (seq != a->highest + 1)
 			m->st.esp_gap++;
-		m->sa[i].highest = seq;
-		return;
+		a->highest = seq;
 	}
-	if (m->nsa >= m->c.max_sas) {
-		m->st.sa_full++;
+	d = sgw_seq_diff(seq, a->crx);
+	if (d <= 0)
 		return;
+	if (d > 64) {
+		n = (uint32_t)d - 64u;
+		a->above = n >= 64 ? 0 : a->above >> n;
+		a->crx += n;
+		d = 64;
 	}
-	m->sa[m->nsa].spi = spi;
-	m->sa[m->nsa].highest = seq;
-	m->nsa++;
+	a->above |= UINT64_C(1) << (d - 1);
+	for (n = 0; n < 64 && (a->above & 1); n++) {
+		a->above >>= 1;
+		a->crx++;
+	}
 }
 
 static void
@@ -713,6 +753,7 @@ track_add(struct sgw_lift_mh *m, struct mflow *f, uint32_t end, uint32_t esp)
 	if (f->ntrk < m->c.track) {
 		t[f->ntrk].end = end;
 		t[f->ntrk].esp = esp;
+		t[f->ntrk].lo = esp;
 		f->ntrk++;
 		return;
 	}
@@ -724,6 +765,35 @@ track_add(struct sgw_lift_mh *m, struct mflow *f, uint32_t end, uint32_t esp)
 		t[best].end = end;
 	if (SGW_SEQ_GT(esp, t[best].esp))
 		t[best].esp = esp;
+	if (SGW_SEQ_LT(esp, t[best].lo))
+		t[best].lo = esp;
+}
+
+/*
+ * The IPsec ACK Number an ACK of this flow carries. FLOW scope: the seed's,
+ * the highest ESP number of the packets this flow's ACKs covered. SA scope:
+ * also every packet received on the SA below this flow's first one not yet
+ * acknowledged (the other connections' packets, which the hub cannot tell
+ * from this one's: without them, an ACK of one connection on a shared SA
+ * never covers what the hub forwarded and every flow looks unacknowledged).
+ * For one connection per SA both are the same. Monotonic per flow.
+ */
+static uint32_t
+ack_number(const struct sgw_lift_mh *m, struct mflow *f)
+{
+	const struct trk *t = &m->trk[(size_t)(f - m->fl) * m->c.track];
+	const struct msa *a;
+	uint32_t cand, i;
+
+	if (m->c.ack_scope == SGW_LIFT_MH_ACK_SA &&
+	    (a = sa_find(m, f->dl_spi)) != NULL) {
+		cand = a->crx;
+		for (i = 0; i < f->ntrk; i++)
+			if (SGW_SEQ_LE(t[i].lo, cand))
+				cand = t[i].lo - 1;
+		credit(f, cand);
+	}
+	return f->ipsec_valid ? f->ipsec_ack : 0;
 }
 
 /* The host sends an ACK for ack: every record it covers is credited. */
@@ -931,7 +1001,7 @@ build:
 	tx->why = (uint8_t)why;
 	tx->flags = flags;
 	tx->flow_id = f->id;
-	tx->ipsec_ack = f->ipsec_valid ? f->ipsec_ack : 0;
+	tx->ipsec_ack = ack_number(m, f);
 	sgw_lift_build_tcp_ack(tx->ack_hdr, sizeof(tx->ack_hdr), flags, f->id, tx->ipsec_ack,
 			       m->c.next_header);
 	m->st.tx_why[why]++;

@@ -75,6 +75,16 @@ struct sgw_lift_mh_conf {
 	uint64_t test_ns;            /* LIFT off this long to find the cause (5 s) */
 	uint64_t hold_ns;            /* forced: LIFT off this long, then tried
 				      * again (300 s; 0: for the flow's life) */
+	uint8_t ack_scope;           /* enum sgw_lift_mh_ack_scope (SA) */
+};
+
+/* What the IPsec ACK Number of a flow's ACK covers (docs/lift.md). */
+enum sgw_lift_mh_ack_scope {
+	SGW_LIFT_MH_ACK_FLOW = 0, /* the seed's: the packets of data this flow's
+				   * ACKs acknowledged */
+	SGW_LIFT_MH_ACK_SA,       /* also every packet received on the SA below
+				   * this flow's first unacknowledged one (the
+				   * same for one connection per SA) */
 };
 
 void sgw_lift_mh_conf_default(struct sgw_lift_mh_conf *conf);

@@ -314,6 +314,9 @@ TEST(LiftMhConf, DefaultsValidAndChecked)
 	b = c;
 	b.share_permille = 1001;
 	EXPECT_STREQ(sgw_lift_mh_conf_check(&b), "share_permille");
+	b = c;
+	b.ack_scope = 2;
+	EXPECT_STREQ(sgw_lift_mh_conf_check(&b), "ack_scope");
 	std::vector<uint8_t> mem(sgw_lift_mh_mem_size(&c));
 	EXPECT_EQ(sgw_lift_mh_init(mem.data(), mem.size() - 1, &c, 0), nullptr);
 	EXPECT_NE(sgw_lift_mh_init(mem.data(), mem.size(), &c, 0), nullptr);
@@ -767,6 +770,75 @@ TEST(LiftMhAck, IpsecAckNumberFollowsWhatTheAckCovers)
 	EXPECT_EQ(s.esp_late, 1u);  // 6 after 7
 	EXPECT_GE(s.esp_gap, 2u);   // 1 -> 5, 5 -> 7, 7 -> 9
 	EXPECT_EQ(s.sas, 1u);
+}
+
+// Two connections on one downlink SA (Linux transport-mode SAs are per host
+// pair). The hub compares a flow's number with the SA's highest: with the
+// seed's per-flow number an ACK of A never covers B's packets.
+TEST(LiftMhAck, SharedSaScope)
+{
+	for (uint8_t scope : {SGW_LIFT_MH_ACK_FLOW, SGW_LIFT_MH_ACK_SA}) {
+		sgw_lift_mh_conf cf;
+		sgw_lift_mh_conf_default(&cf);
+		cf.ack_scope = scope;
+		Mh h(&cf);
+		Conn a, b;
+		b.mh_port = 40001;
+		OpenClient(h, a);    // SYN-ACK on ESP 1
+		h.Poll();
+		h.Tx(b.Seg(true, kIssMh, 0, kSyn, 65535, 0));
+		h.Rx(2, b.Seg(false, kIssFh, kIssMh + 1, kSyn | kAck, 65535, 0));
+		for (auto &x : h.Poll())
+			h.Answer(x);
+		h.Tx(AckOf(b, 0));
+		h.Rx(3, Data(a, 0));
+		h.Rx(4, Data(a, 1));
+		h.Rx(5, Data(b, 0));
+		h.Rx(6, Data(b, 1));
+		// A acknowledges all of its data.
+		auto x = h.Tx(AckOf(a, 2));
+		EXPECT_EQ(x.verdict, SGW_LIFT_MH_PAIR);
+		EXPECT_EQ(x.ipsec_ack, scope == SGW_LIFT_MH_ACK_SA ? 6u : 4u);
+		// B acknowledges its first segment: never past its own second.
+		auto y = h.Tx(AckOf(b, 1));
+		EXPECT_EQ(y.ipsec_ack, 5u);
+		// ESP 7 lost upstream, 8 (B) arrives: A's number stops before the hole.
+		h.Rx(8, Data(b, 2));
+		EXPECT_EQ(h.Tx(AckOf(a, 2)).ipsec_ack, scope == SGW_LIFT_MH_ACK_SA ? 6u : 4u);
+		// B's ACK of its three segments covers its own ESP 8 (the missing
+		// 7 belongs to no flow here; B's number is about B's data).
+		EXPECT_EQ(h.Tx(AckOf(b, 3)).ipsec_ack, 8u);
+		// The retransmission of whatever ESP 7 carried comes as 9 (no flow
+		// here): A's number moves on only in SA scope, and only to 6 while
+		// 7 is missing.
+		Conn other;
+		other.fh_port = 443;
+		h.Rx(9, other.Seg(false, 1, 1, kAck, 100, 10));
+		EXPECT_EQ(h.Tx(AckOf(a, 2)).ipsec_ack, scope == SGW_LIFT_MH_ACK_SA ? 6u : 4u);
+	}
+}
+
+TEST(LiftMhAck, SaScopeGivesUpOldHoles)
+{
+	Mh h;
+	Conn c;
+	OpenClient(h, c); // ESP 1
+	h.Poll();
+	h.Rx(200, Data(c, 0));
+	// 2..135 given up (more than 64 behind), 136..199 still missing.
+	EXPECT_EQ(h.Tx(AckOf(c, 1)).ipsec_ack, 200u); // its own packet, acked
+	Conn other;
+	other.fh_port = 443;
+	h.Rx(201, other.Seg(false, 1, 1, kAck, 100, 10));
+	h.Rx(202, Data(c, 1));
+	// Own record 202 uncredited; the SA's contiguous point is 136.
+	auto d = h.Tx(AckOf(c, 1));
+	EXPECT_EQ(d.ipsec_ack, 200u);
+	for (uint32_t s = 136; s < 200; s++)
+		h.Rx(s, other.Seg(false, 1, 1, kAck, 100, 10));
+	// Now everything up to 201 was received; 202 is this flow's, unacked.
+	EXPECT_EQ(h.Tx(AckOf(c, 1)).ipsec_ack, 201u);
+	EXPECT_EQ(h.Tx(AckOf(c, 2)).ipsec_ack, 202u);
 }
 
 TEST(LiftMhAck, FullTrackMergesAndNeverClaimsEarly)
