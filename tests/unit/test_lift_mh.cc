@@ -1678,6 +1678,57 @@ TEST(LiftMhWithHub, SetupPairsHeldFreezeUnfreezeAndTeardown)
 	EXPECT_EQ(hub.Stats().flows, 0u);
 }
 
+// Two connections on one SA (as Linux transport-mode SAs are), wired to the
+// hub: A's last ACK covers all of A, B's packets were acknowledged by B. With
+// the seed's per-flow number the hub still sees data unacknowledged for A,
+// holds A's pair and freezes A's idle sender on expiry; in SA scope it does
+// neither.
+TEST(LiftMhWithHub, SharedSaScopeAvoidsSpuriousFreezes)
+{
+	for (uint8_t scope : {SGW_LIFT_MH_ACK_FLOW, SGW_LIFT_MH_ACK_SA}) {
+		sgw_lift_mh_conf cf;
+		sgw_lift_mh_conf_default(&cf);
+		cf.ack_scope = scope;
+		Mh mh(&cf);
+		HubSide hub;
+		Wire w(mh, hub);
+		Conn a, b;
+		b.mh_port = 40001;
+		for (Conn *c : {&a, &b}) {
+			w.Send(c->Seg(true, kIssMh, 0, kSyn, 65535, 0));
+			mh.now += 600 * kMs;
+			w.Deliver(c->Seg(false, kIssFh, kIssMh + 1, kSyn | kAck, 65535, 0));
+			w.Control();
+			w.Send(AckOf(*c, 0));
+		}
+		uint16_t ida = mh.Info(a.Seg(true, 0, 0, 0, 0, 0)).flow_id;
+		// First ACKs of new data: both timers start.
+		w.Deliver(Data(a, 0));
+		EXPECT_EQ(w.Send(AckOf(a, 1)).verdict, SGW_LIFT_MH_PAIR);
+		w.Deliver(Data(b, 0));
+		w.Deliver(Data(b, 1));
+		w.Send(AckOf(b, 2));
+		// More for both; B acknowledges its own, then A all of A's.
+		mh.now += 50 * kMs;
+		w.Deliver(Data(a, 1));
+		w.Deliver(Data(b, 2));
+		w.Send(AckOf(b, 3));
+		auto x = w.Send(AckOf(a, 2));
+		EXPECT_EQ(x.verdict, SGW_LIFT_MH_PAIR);
+		sgw_lift_flow_info hi;
+		ASSERT_EQ(hub.Flow(ida, &hi), 0);
+		EXPECT_EQ(hi.held_pair, scope == SGW_LIFT_MH_ACK_FLOW ? 1 : 0);
+		// Nothing more comes: the hub's timer for A expires.
+		mh.now += 2 * kSec;
+		while (hub.NextTimer() <= mh.now)
+			hub.Fire(mh.now);
+		EXPECT_EQ(hub.Stats().freezes, scope == SGW_LIFT_MH_ACK_FLOW ? 1u : 0u)
+			<< (int)scope;
+		ASSERT_EQ(hub.Flow(ida, &hi), 0);
+		EXPECT_EQ(hi.frozen, scope == SGW_LIFT_MH_ACK_FLOW ? 1 : 0);
+	}
+}
+
 // The hub turned hostile (section III): it forwards every FrACK it gets at
 // once. The sender, frozen although the host's window is open, probes; the
 // host's answers do not help; MH-LIFT suspends LIFT for the flow, finds data
