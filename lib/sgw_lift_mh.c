@@ -83,6 +83,7 @@ struct mflow {
 	uint64_t last_data;
 	uint64_t state_until;
 	uint64_t run_start;
+	uint64_t run_last;     /* the run's last probe */
 	uint64_t win_start;
 	uint64_t win_acc;
 	uint64_t win_prev;
@@ -165,6 +166,7 @@ sgw_lift_mh_conf_default(struct sgw_lift_mh_conf *c)
 	c->handshake_ns = 75000000000ull;
 	c->probe_run_max = 3;
 	c->probe_run_max_ns = 20000000000ull;
+	c->probe_quiet_ns = 60000000000ull;
 	c->share_window_ns = 60000000000ull;
 	c->share_permille = 250;
 	c->probe_guard_ns = 30000000000ull;
@@ -198,6 +200,8 @@ sgw_lift_mh_conf_check(const struct sgw_lift_mh_conf *c)
 		return "probe_run_max";
 	if (c->probe_run_max_ns == 0)
 		return "probe_run_max_ns";
+	if (c->probe_quiet_ns == 0)
+		return "probe_quiet_ns";
 	/* bounded so the share arithmetic (x 1024) cannot overflow */
 	if (c->share_window_ns < 1000000ull || c->share_window_ns > 3600000000000ull)
 		return "share_window_ns";
@@ -610,13 +614,22 @@ share_est(const struct sgw_lift_mh *m, const struct mflow *f, uint64_t now)
 	return f->win_acc + f->win_prev * frac / 1024u;
 }
 
+/*
+ * A run ends: new data came (end = now), or no probe for probe_quiet_ns (the
+ * FH is no longer frozen, it only had nothing to send: end = the last probe).
+ * Its time counts toward the share, never past the quiet limit.
+ */
 static void
 run_close(struct sgw_lift_mh *m, struct mflow *f, uint64_t now)
 {
+	uint64_t end = now, cap = sgw_add_sat(f->run_last, m->c.probe_quiet_ns);
+
 	if (f->run_probes == 0)
 		return;
+	if (end > cap)
+		end = f->run_last;
 	share_roll(m, f, now);
-	f->win_acc += now > f->run_start ? now - f->run_start : 0;
+	f->win_acc += since(end, f->run_start);
 	f->run_probes = 0;
 }
 
@@ -1104,8 +1117,9 @@ probe(struct sgw_lift_mh *m, struct mflow *f, uint64_t now)
 	if (f->run_probes == 0) {
 		f->run_start = now;
 		m->st.probe_runs++;
-		want_deadline(m, sgw_add_sat(now, m->c.probe_run_max_ns));
 	}
+	f->run_last = now;
+	want_deadline(m, sgw_add_sat(now, m->c.probe_quiet_ns));
 	f->run_probes++;
 	if (f->run_probes >= m->c.probe_run_max ||
 	    since(now, f->run_start) >= m->c.probe_run_max_ns) {
@@ -1336,9 +1350,11 @@ flow_poll(struct sgw_lift_mh *m, struct mflow *f, uint64_t now, struct sgw_lift_
 		m->st.resumed++;
 		go_pending(m, f, now);
 	}
-	if (f->state == SGW_LIFT_MH_S_ACTIVE && f->run_probes > 0 &&
-	    since(now, f->run_start) >= m->c.probe_run_max_ns)
-		suspend(m, f, now, false);
+	/* No probe for a while: the sender is not frozen any more (Linux probes a
+	 * zero window without end, backing off to 120 s, but the count rule has
+	 * long fired by then); it just had nothing to send after the freeze. */
+	if (f->run_probes > 0 && since(now, f->run_last) >= m->c.probe_quiet_ns)
+		run_close(m, f, now);
 	if (f->state != SGW_LIFT_MH_S_CLOSING &&
 	    (since(now, f->last_seen) >= m->c.idle_ns ||
 	     (f->state == SGW_LIFT_MH_S_HANDSHAKE &&
@@ -1404,9 +1420,8 @@ flow_deadline(const struct sgw_lift_mh *m, const struct mflow *f)
 	if ((f->state == SGW_LIFT_MH_S_TEST || f->state == SGW_LIFT_MH_S_HOLD) &&
 	    f->state_until < d)
 		d = f->state_until;
-	if (f->state == SGW_LIFT_MH_S_ACTIVE && f->run_probes > 0 &&
-	    sgw_add_sat(f->run_start, m->c.probe_run_max_ns) < d)
-		d = sgw_add_sat(f->run_start, m->c.probe_run_max_ns);
+	if (f->run_probes > 0 && sgw_add_sat(f->run_last, m->c.probe_quiet_ns) < d)
+		d = sgw_add_sat(f->run_last, m->c.probe_quiet_ns);
 	if (f->state != SGW_LIFT_MH_S_CLOSING && sgw_add_sat(f->last_seen, m->c.idle_ns) < d)
 		d = sgw_add_sat(f->last_seen, m->c.idle_ns);
 	if (f->state == SGW_LIFT_MH_S_HANDSHAKE &&

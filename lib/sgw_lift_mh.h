@@ -67,7 +67,8 @@ struct sgw_lift_mh_conf {
 	uint64_t handshake_ns;       /* a SYN not answered this long: entry freed (75 s) */
 	/* self-protection (section III) */
 	uint32_t probe_run_max;      /* uninvited probes in one run: suspend (3) */
-	uint64_t probe_run_max_ns;   /* a run this old: suspend (20 s) */
+	uint64_t probe_run_max_ns;   /* a run whose probes span this: suspend (20 s) */
+	uint64_t probe_quiet_ns;     /* no probe this long: the run is over (60 s) */
 	uint64_t share_window_ns;    /* probed share measured over this (60 s) */
 	uint32_t share_permille;     /* at most this share in probe runs (250) */
 	uint64_t probe_guard_ns;     /* a probe counts only if data came this recently

@@ -1211,22 +1211,53 @@ TEST(LiftMhProtect, NothingDuringTheTestBlamesTheChannel)
 	EXPECT_EQ(ctl[0].kind, SGW_LIFT_K_SETUP);
 }
 
-TEST(LiftMhProtect, ARunThatAgesSuspendsFromThePoll)
+// A legitimate freeze at the end of a transfer: one probe, the host's answer
+// unfreezes, the sender has nothing more to send. The run must not be taken
+// for a forced freeze: it ends quietly.
+TEST(LiftMhProtect, AQuietRunEndsWithoutSuspension)
 {
-	sgw_lift_mh_conf cf;
-	sgw_lift_mh_conf_default(&cf);
-	cf.probe_run_max = 100;
-	Mh h(&cf);
+	Mh h;
 	Conn c;
 	OpenClient(h, c);
 	h.Poll();
 	h.Rx(2, Data(c, 0));
 	h.Tx(AckOf(c, 1));
 	h.now += kSec;
-	h.Rx(3, Probe(c, 1));
-	EXPECT_LE(sgw_lift_mh_next_deadline(h.m()), h.now + cf.probe_run_max_ns);
-	h.now += cf.probe_run_max_ns;
+	EXPECT_EQ(h.Rx(3, Probe(c, 1)), SGW_LIFT_MH_RX_PROBE);
+	h.Tx(AckOf(c, 1));
+	EXPECT_LE(sgw_lift_mh_next_deadline(h.m()), h.now + h.conf().probe_quiet_ns);
+	h.now += h.conf().probe_quiet_ns;
 	h.Poll();
+	auto i = h.Info(c.Seg(true, 0, 0, 0, 0, 0));
+	EXPECT_EQ(i.state, SGW_LIFT_MH_S_ACTIVE);
+	EXPECT_EQ(i.probe_run, 0);
+	EXPECT_EQ(h.Stats().susp_run + h.Stats().susp_share, 0u);
+}
+
+// Probes far apart (a large RTO): the count is not reached, the span is.
+TEST(LiftMhProtect, ARunSpanningTooLongSuspends)
+{
+	sgw_lift_mh_conf cf;
+	sgw_lift_mh_conf_default(&cf);
+	cf.probe_run_max = 100;
+	cf.share_permille = 1000; // the share rule would fire first (15 s)
+	Mh h(&cf);
+	Conn c;
+	OpenClient(h, c);
+	h.Poll();
+	h.Rx(2, Data(c, 0));
+	h.Tx(AckOf(c, 1));
+	uint32_t esp = 3;
+	h.now += 5 * kSec;
+	h.Rx(esp++, Probe(c, 1));
+	for (uint64_t gap : {10ull, 9ull}) {
+		h.now += gap * kSec;
+		h.Rx(esp++, Probe(c, 1));
+		h.Poll();
+		EXPECT_EQ(h.Info(c.Seg(true, 0, 0, 0, 0, 0)).state, SGW_LIFT_MH_S_ACTIVE);
+	}
+	h.now += 1 * kSec; // 20 s after the first
+	h.Rx(esp++, Probe(c, 1));
 	EXPECT_EQ(h.Info(c.Seg(true, 0, 0, 0, 0, 0)).state, SGW_LIFT_MH_S_TEST);
 	EXPECT_EQ(h.Stats().susp_run, 1u);
 }
