@@ -30,6 +30,11 @@
                      1 cleartext to encrypt and decrypt, 2 [seq][plaintext]
                      sealed as is, 3 [seq] a genuine packet at that number
 
+  DIR/fuzz_lift_mh/  MH-LIFT record sequences, in fuzz_lift_mh.c's format: per
+                     record [op][50 ms steps][len][bytes]; op 0 host segment, 1
+                     downlink packet (ESP seq first), 2 hub control, 3 poll;
+                     op | 4: the segment from an 8-byte description
+
 fuzz_policy's seeds are tests/data/policy/{good,bad} (tests/fuzz/run.sh).
 The output is deterministic: run it again after changing it and commit the
 files. Needs python3-scapy (for the Ethernet frames).
@@ -310,6 +315,55 @@ def tcp_seeds():
     return out
 
 
+# --- MH-LIFT (lib/sgw_lift_mh.h) ---------------------------------------------
+MH_FIN, MH_SYN, MH_RST, MH_PSH, MH_ACK = 0x01, 0x02, 0x04, 0x08, 0x10
+
+
+def mh_seg(flags, seq, ack, win=3, pay=0, port=0):
+    # fuzz_lift_mh.c's description (synth()): seq and ack in units of 50 above
+    # the ISNs + 1, pay * 50 payload bytes, win bit 2: ACK + 1 (of a FIN)
+    return struct.pack(">BHHBBB", flags, seq, ack, win, pay, port)
+
+
+def mh_tx(step, *a, **k):
+    return lift_rec(4, step, mh_seg(*a, **k))
+
+
+def mh_rx(step, esp, *a, **k):
+    return lift_rec(5, step, struct.pack(">I", esp) + mh_seg(*a, **k))
+
+
+def mh_poll(step=0):
+    return lift_rec(3 | 12, step, b"")
+
+
+def mh_answer(status=0, step=0):
+    return lift_rec(2 | 8, step, bytes([status]))
+
+
+def lift_mh_seeds():
+    # connect, Setup answered, data and pairs, a duplicate, the FH's FIN acked (D), Teardown
+    conn = mh_tx(0, MH_SYN, 0, 0) + mh_rx(12, 1, MH_SYN | MH_ACK, 0, 0) + mh_poll() + \
+        mh_tx(0, MH_ACK, 0, 0) + mh_answer(0, 12)
+    cycle = conn
+    for k in range(1, 5):
+        cycle += mh_rx(2, 1 + k, MH_ACK | MH_PSH, 2 * (k - 1), 0, pay=2)
+    cycle += mh_tx(1, MH_ACK, 0, 4) + mh_tx(1, MH_ACK, 0, 8) + mh_tx(1, MH_ACK, 0, 8)
+    cycle += mh_rx(2, 6, MH_ACK | MH_FIN, 8, 0) + mh_tx(1, MH_ACK, 0, 8, win=7)
+    cycle += mh_poll(1) + mh_answer(3, 12)
+    # a forced freeze: probes below what was received, the test, the hold
+    forced = conn + mh_rx(2, 2, MH_ACK, 0, 0, pay=2) + mh_tx(1, MH_ACK, 0, 2)
+    forced += mh_rx(20, 3, MH_ACK, 1, 0) + mh_tx(1, MH_ACK, 0, 2) + mh_rx(40, 4, MH_ACK, 1, 0)
+    forced += mh_poll(1) + mh_answer(0, 12) + mh_rx(2, 5, MH_ACK, 2, 0, pay=2)
+    forced += lift_rec(3 | 0x80, 1, b"") + lift_rec(3 | 0x80, 20, b"")
+    # raw and malformed: a short IPv4 header, a UDP packet, a hub packet that is no ack
+    hostile = conn + lift_rec(0, 0, bytes([0x45, 0, 0, 10])) + \
+        lift_rec(1, 0, struct.pack(">I", 9) + bytes([0x45, 0, 0, 28]) + bytes(5) + b"\x11" +
+                 bytes(18)) + lift_rec(2, 0, struct.pack(">BHIB", 0x00, 1, 0x1000, 50)) + \
+        mh_tx(0, MH_RST | MH_ACK, 0, 0, port=0x80) + mh_rx(0, 2, MH_RST, 0, 0)
+    return {"lift-mh-cycle": cycle, "lift-mh-forced": forced, "lift-mh-hostile": hostile}
+
+
 def write(d, seeds):
     os.makedirs(d, exist_ok=True)
     for name, data in sorted(seeds.items()):
@@ -353,6 +407,7 @@ def main():
     a = ap.parse_args()
     write(os.path.join(a.out, "fuzz_satlink"), satlink_seeds())
     write(os.path.join(a.out, "fuzz_lift"), lift_seeds())
+    write(os.path.join(a.out, "fuzz_lift_mh"), lift_mh_seeds())
     write(os.path.join(a.out, "fuzz_tcp"), tcp_seeds())
     write(os.path.join(a.out, "fuzz_parse"), parse_seeds())
     write(os.path.join(a.out, "fuzz_xcp"), xcp_seeds())

@@ -25,7 +25,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 src=$(cd "$here/../.." && pwd)
-harnesses=(fuzz_parse fuzz_satlink fuzz_policy fuzz_xcp fuzz_lift fuzz_tcp fuzz_esp)
+harnesses=(fuzz_parse fuzz_satlink fuzz_policy fuzz_xcp fuzz_lift fuzz_tcp fuzz_esp fuzz_lift_mh)
 
 die() {
 	echo "fuzz: FAIL: $*" >&2
@@ -35,7 +35,7 @@ die() {
 # The seed directories of a harness (all committed, none written to).
 seed_dirs() {
 	case "$1" in
-	fuzz_parse|fuzz_satlink|fuzz_xcp|fuzz_lift|fuzz_tcp|fuzz_esp) echo "$here/corpus/$1" ;;
+	fuzz_parse|fuzz_satlink|fuzz_xcp|fuzz_lift|fuzz_tcp|fuzz_esp|fuzz_lift_mh) echo "$here/corpus/$1" ;;
 	fuzz_policy) echo "$src/tests/data/policy/good $src/tests/data/policy/bad" ;;
 	*) die "unknown harness '$1' (known: ${harnesses[*]})" ;;
 	esac
