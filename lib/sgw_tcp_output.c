@@ -13,10 +13,11 @@
 #include "sgw_tcp.h"
 #include "sgw_tcp_priv.h"
 
-_Static_assert(sizeof(struct sgw_tcp_conn) == 256, "sgw_tcp_conn is 4 cache lines");
+_Static_assert(sizeof(struct sgw_tcp_conn) == 320, "sgw_tcp_conn is 5 cache lines");
 _Static_assert(offsetof(struct sgw_tcp_conn, snd_una) == 64, "line 1 is the send side");
 _Static_assert(offsetof(struct sgw_tcp_conn, rtt_ts) == 128, "line 2 is timers and RTT");
 _Static_assert(offsetof(struct sgw_tcp_conn, ooo) == 192, "line 3 is the ooo records");
+_Static_assert(offsetof(struct sgw_tcp_conn, sb) == 256, "line 4 is the SACK scoreboard");
 
 static const char *const state_names[SGW_TCP_S__COUNT] = {
 	[SGW_TCP_CLOSED] = "CLOSED",
@@ -71,6 +72,15 @@ static const char *const ctr_names[SGW_TCP_C__COUNT] = {
 	[SGW_TCP_C_CLOSED_DROP] = "closed_drop",
 	[SGW_TCP_C_URG_IGNORED] = "urg_ignored",
 	[SGW_TCP_C_RTT_SAMPLES] = "rtt_samples",
+	[SGW_TCP_C_SACK_RECOVERY] = "sack_recovery",
+	[SGW_TCP_C_SACK_RETX] = "sack_retx",
+	[SGW_TCP_C_RESCUE_RETX] = "rescue_retx",
+	[SGW_TCP_C_DSACK_IN] = "dsack_in",
+	[SGW_TCP_C_SACK_BAD] = "sack_bad",
+	[SGW_TCP_C_SB_FULL] = "sb_full",
+	[SGW_TCP_C_SACK_RENEGE] = "sack_renege",
+	[SGW_TCP_C_KEEPALIVE_PROBES] = "keepalive_probes",
+	[SGW_TCP_C_KEEPALIVE_ABORT] = "keepalive_abort",
 };
 
 const char *
@@ -173,6 +183,7 @@ sgw_tcp_conn_init(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint32_t iss
 	/* RFC 7323 5.4 wants a per-connection random offset: iss is one (RFC 6528) */
 	c->ts_offset = iss * 2654435761u;
 	c->rto_us = (uint32_t)(st->conf.rto_init_ns / TCP_NS_PER_US);
+	c->high_rxt = iss;
 	for (i = 0; i < SGW_TCP_T__COUNT; i++)
 		c->tw[i] = UINT32_MAX;
 	c->cc = &sgw_tcp_cc_newreno;
@@ -406,8 +417,8 @@ tcp_send_rst(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint32_t seq, uin
 }
 
 /* Send [seq, seq + len) of the send buffer, and the FIN after it if fin. */
-static void
-send_data(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now, uint32_t seq,
+void
+tcp_send_data(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now, uint32_t seq,
 	  uint32_t len, int fin, struct sgw_tcp_out *out)
 {
 	struct sgw_tcp_seg s;
@@ -459,6 +470,12 @@ tcp_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 {
 	if (!can_send_data(c))
 		return;
+	if ((c->flags & (SGW_TCP_CF_SACK | SGW_TCP_CF_RECOVERY)) ==
+	    (SGW_TCP_CF_SACK | SGW_TCP_CF_RECOVERY)) {
+		/* RFC 6675: pipe and NextSeg decide, not snd_nxt */
+		tcp_sack_output(st, c, now, out);
+		return;
+	}
 	/*
 	 * Each turn sends a segment of at least one byte, or the FIN once, or
 	 * stops: at most cwnd / 1 + 1 turns, and cwnd is capped by cwnd_max.
@@ -466,10 +483,33 @@ tcp_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	for (;;) {
 		uint32_t wnd = c->cwnd < c->snd_wnd ? c->cwnd : c->snd_wnd;
 		uint32_t inflight = c->snd_nxt - c->snd_una;
-		int32_t left = (int32_t)(c->snd_end - c->snd_nxt);
+		int32_t left;
 		uint32_t room, len;
 		int fin;
 
+		if (c->sb_n && SGW_SEQ_LT(c->snd_nxt, c->snd_max)) {
+			/*
+			 * Going back after an RTO: skip what the peer SACKed,
+			 * and do not count it as in flight (RFC 6675 5.1).
+			 */
+			uint32_t k, stop = c->snd_max;
+
+			for (k = 0; k < c->sb_n; k++) {
+				if (SGW_SEQ_LE(c->sb[k].left, c->snd_nxt) &&
+				    SGW_SEQ_GT(c->sb[k].right, c->snd_nxt))
+					c->snd_nxt = c->sb[k].right;
+				else if (SGW_SEQ_GT(c->sb[k].left, c->snd_nxt) &&
+					 SGW_SEQ_LT(c->sb[k].left, stop))
+					stop = c->sb[k].left;
+			}
+			inflight = c->snd_nxt - c->snd_una - tcp_sb_sacked_below(c, c->snd_nxt);
+			left = (int32_t)(c->snd_end - c->snd_nxt);
+			if (left > 0 && SGW_SEQ_LT(c->snd_nxt, stop) &&
+			    (int32_t)(stop - c->snd_nxt) < left)
+				left = (int32_t)(stop - c->snd_nxt);
+		} else {
+			left = (int32_t)(c->snd_end - c->snd_nxt);
+		}
 		if (left > 0) {
 			room = wnd > inflight ? wnd - inflight : 0;
 			len = (uint32_t)left;
@@ -482,14 +522,14 @@ tcp_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 			/* sender SWS avoidance (RFC 9293 3.8.6.2.1); no Nagle */
 			if (len < c->snd_mss && len < (uint32_t)left && len < c->snd_wnd_max / 2)
 				break;
-			fin = (c->flags & SGW_TCP_CF_FIN_QUEUED) && len == (uint32_t)left;
-			send_data(st, c, now, c->snd_nxt, len, fin, out);
+			fin = (c->flags & SGW_TCP_CF_FIN_QUEUED) && c->snd_nxt + len == c->snd_end;
+			tcp_send_data(st, c, now, c->snd_nxt, len, fin, out);
 			c->snd_nxt += len + (fin ? 1 : 0);
 			continue;
 		}
 		if (left == 0 && (c->flags & SGW_TCP_CF_FIN_QUEUED)) {
 			/* the FIN alone needs no window */
-			send_data(st, c, now, c->snd_nxt, 0, 1, out);
+			tcp_send_data(st, c, now, c->snd_nxt, 0, 1, out);
 			c->snd_nxt++;
 		}
 		break;
@@ -508,9 +548,14 @@ tcp_retransmit_head(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t n
 	if (len > c->snd_mss)
 		len = c->snd_mss;
 	fin = (c->flags & SGW_TCP_CF_FIN_QUEUED) && left >= 0 && len == (uint32_t)left;
+	if (c->sb_n && SGW_SEQ_LT(c->sb[0].left, c->snd_una + len + (fin ? 1u : 0u))) {
+		/* not into what the peer SACKed */
+		len = c->sb[0].left - c->snd_una;
+		fin = 0;
+	}
 	if (len == 0 && !fin)
 		return;
-	send_data(st, c, now, c->snd_una, len, fin, out);
+	tcp_send_data(st, c, now, c->snd_una, len, fin, out);
 	end = c->snd_una + len + (fin ? 1 : 0);
 	if (SGW_SEQ_LT(c->snd_nxt, end))
 		c->snd_nxt = end;
@@ -747,7 +792,13 @@ timer_rtx(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	c->cwnd = c->snd_mss;
 	c->flags &= ~(uint32_t)(SGW_TCP_CF_RECOVERY | SGW_TCP_CF_RTT_TIMING);
 	c->dupacks = 0;
+	/*
+	 * RFC 6675 5.1: RecoveryPoint = HighData, no new recovery before it is
+	 * acknowledged. The scoreboard is kept (as Linux; reneging is caught
+	 * by tcp_sb_acked), so going back N skips what the peer holds.
+	 */
 	c->recover = c->snd_max;
+	c->high_rxt = c->snd_una;
 	/* RFC 6298 5.5: back off */
 	if (c->backoff < 30)
 		c->backoff++;
@@ -778,7 +829,7 @@ timer_persist(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		if (len > c->snd_mss)
 			len = c->snd_mss;
 		fin = (c->flags & SGW_TCP_CF_FIN_QUEUED) && left >= 0 && len == (uint32_t)left;
-		send_data(st, c, now, c->snd_nxt, len, fin, out);
+		tcp_send_data(st, c, now, c->snd_nxt, len, fin, out);
 		c->snd_nxt += len + (fin ? 1 : 0);
 		return;
 	}
