@@ -258,6 +258,12 @@ struct sgw_tcp_cc_ops {
 extern const struct sgw_tcp_cc_ops sgw_tcp_cc_newreno;
 
 /*
+ * CUBIC (RFC 9438: beta 0.7, C 0.4, Reno-friendly region, fast
+ * convergence; no HyStart), lib/sgw_tcp_cubic.c.
+ */
+extern const struct sgw_tcp_cc_ops sgw_tcp_cc_cubic;
+
+/*
  * The caller's side. ctx is struct sgw_tcp_stack.ctx. All may be called from
  * any sgw_tcp_* call on c.
  *   tx        emit a segment: hdr (hlen bytes, built, checksum 0) then
@@ -369,6 +375,7 @@ struct sgw_tcp_stack {
 	uint8_t rcv_wscale;        /* from conf.rcv_buf */
 	uint8_t isn_key_set;       /* sgw_tcp_stack_set_secret was called */
 	uint8_t isn_key[16];       /* RFC 6528 secretkey (SipHash-2-4 key) */
+	const struct sgw_tcp_cc_ops *cc; /* for new connections (NULL: NewReno) */
 	uint64_t ctr[SGW_TCP_C__COUNT];
 	uint64_t parse_ctr[SGW_TCP_PR__COUNT];
 };
@@ -497,6 +504,18 @@ struct sgw_tcp_conn {
  */
 void sgw_tcp_conn_init(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint32_t iss,
 		       uint16_t sport, uint16_t dport);
+
+/*
+ * The congestion control of the connections sgw_tcp_conn_init initialises
+ * from now on (NULL: sgw_tcp_cc_newreno).
+ */
+void sgw_tcp_stack_set_cc(struct sgw_tcp_stack *st, const struct sgw_tcp_cc_ops *cc);
+
+/*
+ * This connection's congestion control (NULL: NewReno). Any time: the
+ * algorithm starts from its initial state with the current cwnd and ssthresh.
+ */
+void sgw_tcp_set_cc(struct sgw_tcp_conn *c, const struct sgw_tcp_cc_ops *cc);
 
 /* CLOSED -> LISTEN: the next SYN opens passively (its addresses are the caller's). */
 int sgw_tcp_listen(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c);

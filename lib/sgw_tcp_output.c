@@ -186,7 +186,21 @@ sgw_tcp_conn_init(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint32_t iss
 	c->high_rxt = iss;
 	for (i = 0; i < SGW_TCP_T__COUNT; i++)
 		c->tw[i] = UINT32_MAX;
-	c->cc = &sgw_tcp_cc_newreno;
+	c->cc = st->cc != NULL ? st->cc : &sgw_tcp_cc_newreno;
+	c->cc->init(c);
+}
+
+void
+sgw_tcp_stack_set_cc(struct sgw_tcp_stack *st, const struct sgw_tcp_cc_ops *cc)
+{
+	st->cc = cc;
+}
+
+void
+sgw_tcp_set_cc(struct sgw_tcp_conn *c, const struct sgw_tcp_cc_ops *cc)
+{
+	c->cc = cc != NULL ? cc : &sgw_tcp_cc_newreno;
+	c->cc->init(c);
 }
 
 /* ------------------------------------------------------------ NewReno */

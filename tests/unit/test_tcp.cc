@@ -1827,6 +1827,37 @@ TEST(TcpSack, WithoutSackNegotiatedNewRenoRuns)
 	EXPECT_EQ(d.e.c.cwnd, 5000u + 3000u) << "NewReno inflation";
 }
 
+// CUBIC on a real connection: the same single loss, ssthresh 0.7 of the flight, not 0.5.
+TEST(TcpSack, CubicSenderBackOffLessThanNewReno)
+{
+	uint32_t ss[2] = {0, 0}, flight[2] = {0, 0};
+	for (int cubic = 0; cubic < 2; cubic++) {
+		SCOPED_TRACE(cubic);
+		Pair p(DefConf());
+		if (cubic)
+			sgw_tcp_set_cc(&p.ep[0].c, &sgw_tcp_cc_cubic);
+		p.Open();
+		EXPECT_STREQ(p.ep[0].c.cc->name, cubic ? "cubic" : "newreno");
+		auto sched = std::make_shared<DropSched>();
+		sched->times[60 * 1448] = 1;
+		p.script = [sched, &p, &flight, cubic](int d, uint32_t i, const sgw_tcp_seg &s) {
+			Verdict v = (*sched)(d, i, s);
+			if (v.drop)
+				flight[cubic] = 0;
+			if (d == 0 && s.len && OffA(s) == 60 * 1448 && sched->sent[OffA(s)] == 2)
+				flight[cubic] = p.ep[0].c.snd_max - p.ep[0].c.snd_una;  // at the retransmission
+			return v;
+		};
+		TimeToAcked(p, 400000, 10 * kSec);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_SACK_RECOVERY), 1u);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RTO), 0u);
+		ss[cubic] = p.ep[0].c.ssthresh;
+		ASSERT_GT(flight[cubic], 0u);
+	}
+	EXPECT_EQ(ss[0], flight[0] / 2);
+	EXPECT_EQ(ss[1], (uint32_t)((uint64_t)flight[1] * 7 / 10));
+}
+
 TEST(TcpConf, DefaultsValidAndChecked)
 {
 	sgw_tcp_conf c = DefConf();
