@@ -498,12 +498,30 @@ struct sgw_tcp_conn {
 
 /*
  * Initialise c in CLOSED with the stack's defaults. iss: the initial send
- * sequence number (RFC 6528: the caller's keyed hash of the 4-tuple plus a
- * clock); ports: ours and the peer's. The timestamp clock offset is derived
+ * sequence number (RFC 6528: sgw_tcp_isn); ports: ours and the peer's. The timestamp clock offset is derived
  * from iss. tw[] is set to UINT32_MAX (SGW_TW_INVALID).
  */
 void sgw_tcp_conn_init(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint32_t iss,
 		       uint16_t sport, uint16_t dport);
+
+/*
+ * RFC 6528 secretkey for sgw_tcp_isn: 16 bytes the caller draws from a
+ * random source at start, after sgw_tcp_stack_init (the lib reads no clock
+ * and no entropy).
+ */
+void sgw_tcp_stack_set_secret(struct sgw_tcp_stack *st, const uint8_t key[16]);
+
+/*
+ * RFC 6528 ISN = M + F(localip, localport, remoteip, remoteport, secretkey):
+ * M the 4-microsecond timer (now_ns / 4000, modulo 2^32), F the low 32 bits
+ * of SipHash-2-4 under the stack's secret of the message
+ * localip | localport | remoteip | remoteport (ports big-endian; addresses
+ * alen bytes each, 4 or 16, network order). Without a secret set the key is
+ * all zeros (predictable: set one).
+ */
+uint32_t sgw_tcp_isn(const struct sgw_tcp_stack *st, const uint8_t *laddr,
+		     const uint8_t *raddr, unsigned int alen, uint16_t lport, uint16_t rport,
+		     uint64_t now_ns);
 
 /*
  * The congestion control of the connections sgw_tcp_conn_init initialises

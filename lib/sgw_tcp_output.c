@@ -10,6 +10,7 @@
  */
 #include <string.h>
 
+#include "sgw_siphash.h"
 #include "sgw_tcp.h"
 #include "sgw_tcp_priv.h"
 
@@ -188,6 +189,33 @@ sgw_tcp_conn_init(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint32_t iss
 		c->tw[i] = UINT32_MAX;
 	c->cc = st->cc != NULL ? st->cc : &sgw_tcp_cc_newreno;
 	c->cc->init(c);
+}
+
+void
+sgw_tcp_stack_set_secret(struct sgw_tcp_stack *st, const uint8_t key[16])
+{
+	memcpy(st->isn_key, key, sizeof(st->isn_key));
+	st->isn_key_set = 1;
+}
+
+uint32_t
+sgw_tcp_isn(const struct sgw_tcp_stack *st, const uint8_t *laddr, const uint8_t *raddr,
+	    unsigned int alen, uint16_t lport, uint16_t rport, uint64_t now_ns)
+{
+	uint8_t m[2 * 16 + 4];
+	uint32_t n = 0;
+
+	if (alen > 16)
+		alen = 16;
+	memcpy(m, laddr, alen);
+	n = alen;
+	m[n++] = (uint8_t)(lport >> 8);
+	m[n++] = (uint8_t)lport;
+	memcpy(m + n, raddr, alen);
+	n += alen;
+	m[n++] = (uint8_t)(rport >> 8);
+	m[n++] = (uint8_t)rport;
+	return (uint32_t)(now_ns / 4000u) + (uint32_t)sgw_siphash24(st->isn_key, m, n);
 }
 
 void
