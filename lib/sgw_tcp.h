@@ -294,7 +294,7 @@ struct sgw_tcp_conf {
 	uint8_t timestamps;        /* offer timestamps (1) */
 	uint8_t syn_retries;       /* SYN / SYN-ACK retransmissions before giving up (6) */
 	uint8_t data_retries;      /* RTO expiries of one segment before giving up (15) */
-	uint8_t delack_segs;       /* ACK at once every this many full segments (2) */
+	uint8_t delack_segs;       /* ACK at once every this many data segments (2) */
 	uint32_t rcv_buf;          /* the largest receive buffer: picks our window scale,
 				    * and the receiver's SWS threshold (min(MSS, buf/2)) (4 MB) */
 	uint32_t init_cwnd_segs;   /* initial window, segments (10, RFC 6928) */
@@ -302,7 +302,7 @@ struct sgw_tcp_conf {
 	uint64_t rto_init_ns;      /* RFC 6298: 1 s */
 	uint64_t rto_min_ns;       /* 200 ms (Linux; RFC 6298 says 1 s) */
 	uint64_t rto_max_ns;       /* 60 s */
-	uint64_t delack_ns;        /* 40 ms */
+	uint64_t delack_ns;        /* 40 ms; at most 200 ms */
 	uint64_t msl_ns;           /* TIME-WAIT lasts 2 MSL: 30 s (Linux: 60 s TIME-WAIT) */
 	uint64_t fin_wait2_ns;     /* FIN-WAIT-2 limit once our FIN is acked; 0: none (0:
 				    * a half-closed connection may receive for ever) */

@@ -685,8 +685,10 @@ input_sync(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		switch (c->state) {
 		case SGW_TCP_FIN_WAIT_1:
 			c->state = SGW_TCP_FIN_WAIT_2;
-			if (st->conf.fin_wait2_ns)
+			if (st->conf.fin_wait2_ns) {
+				c->flags &= ~(uint32_t)SGW_TCP_CF_KEEPALIVE;
 				tcp_timer_arm(c, out, SGW_TCP_T_WAIT, now + st->conf.fin_wait2_ns);
+			}
 			break;
 		case SGW_TCP_CLOSING:
 			tcp_enter_time_wait(st, c, now, out);
@@ -726,6 +728,8 @@ sgw_tcp_input(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now_ns,
 	      const struct sgw_tcp_seg *seg, struct sgw_tcp_out *out)
 {
 	st->ctr[SGW_TCP_C_SEGS_IN]++;
+	/* keepalive: the peer is alive (any segment, acceptable or not, as Linux) */
+	c->last_rcv_ms = (uint32_t)(now_ns / TCP_NS_PER_MS);
 	if (c->state >= SGW_TCP_S__COUNT) {
 		st->ctr[SGW_TCP_C_CLOSED_DROP]++;
 		return;

@@ -111,6 +111,9 @@ sgw_tcp_conf_default(struct sgw_tcp_conf *conf)
 	conf->rto_max_ns = 60000 * TCP_NS_PER_MS;
 	conf->delack_ns = 40 * TCP_NS_PER_MS;
 	conf->msl_ns = 30000 * TCP_NS_PER_MS;
+	conf->keepalive_idle_ns = 0;
+	conf->keepalive_intvl_ns = 75000 * TCP_NS_PER_MS;
+	conf->keepalive_probes = 9;
 }
 
 const char *
@@ -133,10 +136,14 @@ sgw_tcp_conf_check(const struct sgw_tcp_conf *conf)
 		return "rto_max_ns";
 	if (conf->rto_init_ns < conf->rto_min_ns || conf->rto_init_ns > conf->rto_max_ns)
 		return "rto_init_ns";
-	if (conf->delack_ns == 0 || conf->delack_ns > 500 * TCP_NS_PER_MS)
-		return "delack_ns"; /* RFC 9293: under 0.5 s */
+	/* RFC 9293 3.8.6.3 / RFC 1122 4.2.3.2: under 0.5 s; we hold 200 ms as the ceiling */
+	if (conf->delack_ns == 0 || conf->delack_ns > 200 * TCP_NS_PER_MS)
+		return "delack_ns";
 	if (conf->msl_ns == 0)
 		return "msl_ns";
+	if (conf->keepalive_idle_ns &&
+	    (conf->keepalive_intvl_ns == 0 || conf->keepalive_probes == 0))
+		return "keepalive_intvl_ns";
 	return NULL;
 }
 
@@ -620,6 +627,7 @@ tcp_enter_time_wait(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t n
 		    struct sgw_tcp_out *out)
 {
 	c->state = SGW_TCP_TIME_WAIT;
+	c->flags &= ~(uint32_t)SGW_TCP_CF_KEEPALIVE;
 	tcp_timer_cancel(c, out, SGW_TCP_T_RTX);
 	tcp_timer_cancel(c, out, SGW_TCP_T_PERSIST);
 	tcp_timer_arm(c, out, SGW_TCP_T_WAIT, now + 2 * st->conf.msl_ns);
@@ -630,6 +638,14 @@ data_pending(const struct sgw_tcp_conn *c)
 {
 	return SGW_SEQ_LT(c->snd_nxt, c->snd_end) ||
 	       ((c->flags & SGW_TCP_CF_FIN_QUEUED) && c->snd_nxt == c->snd_end);
+}
+
+/* States where keepalive runs: the connection may sit idle there for long. */
+static int
+keepalive_state(const struct sgw_tcp_stack *st, const struct sgw_tcp_conn *c)
+{
+	return c->state == SGW_TCP_ESTABLISHED || c->state == SGW_TCP_CLOSE_WAIT ||
+	       (c->state == SGW_TCP_FIN_WAIT_2 && st->conf.fin_wait2_ns == 0);
 }
 
 /*
@@ -676,6 +692,13 @@ tcp_set_timers(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	}
 	if ((c->flags & SGW_TCP_CF_DELACK) && !tcp_timer_armed(c, SGW_TCP_T_DELACK))
 		tcp_timer_arm(c, out, SGW_TCP_T_DELACK, now + st->conf.delack_ns);
+	/* keepalive shares T_WAIT: TIME-WAIT and the FIN-WAIT-2 limit never run with it */
+	if (st->conf.keepalive_idle_ns && keepalive_state(st, c) &&
+	    !tcp_timer_armed(c, SGW_TCP_T_WAIT)) {
+		c->flags |= SGW_TCP_CF_KEEPALIVE;
+		c->ka_probes = 0;
+		tcp_timer_arm(c, out, SGW_TCP_T_WAIT, now + st->conf.keepalive_idle_ns);
+	}
 }
 
 /* ------------------------------------------------------------ application calls */
@@ -885,6 +908,57 @@ timer_persist(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		c->persist_backoff++;
 }
 
+/*
+ * Keepalive (RFC 1122 4.2.3.6, T_WAIT with CF_KEEPALIVE): after idle_ns with
+ * nothing received, a probe <SEQ=SND.UNA-1><ACK> (the peer answers with an
+ * ACK) every intvl_ns; probes unanswered -> RST and reset. Returns 1 when
+ * the connection was closed.
+ */
+static int
+timer_keepalive(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
+		struct sgw_tcp_out *out)
+{
+	uint64_t since = (uint64_t)(uint32_t)((uint32_t)(now / TCP_NS_PER_MS) - c->last_rcv_ms) *
+			 TCP_NS_PER_MS;
+	struct sgw_tcp_seg s;
+
+	c->flags &= ~(uint32_t)SGW_TCP_CF_KEEPALIVE;
+	if (!keepalive_state(st, c))
+		return 0;
+	/* something came after the last probe: alive */
+	if (c->ka_probes > 0 && since < st->conf.keepalive_intvl_ns)
+		c->ka_probes = 0;
+	if (c->ka_probes == 0 && since < st->conf.keepalive_idle_ns) {
+		c->flags |= SGW_TCP_CF_KEEPALIVE;
+		tcp_timer_arm(c, out, SGW_TCP_T_WAIT, now + st->conf.keepalive_idle_ns - since);
+		return 0;
+	}
+	if (c->snd_una != c->snd_max || tcp_timer_armed(c, SGW_TCP_T_PERSIST)) {
+		/* data in flight or a zero window: the RTO or persist timer watches the peer */
+		c->ka_probes = 0;
+		c->flags |= SGW_TCP_CF_KEEPALIVE;
+		tcp_timer_arm(c, out, SGW_TCP_T_WAIT, now + st->conf.keepalive_idle_ns);
+		return 0;
+	}
+	if (c->ka_probes >= st->conf.keepalive_probes) {
+		st->ctr[SGW_TCP_C_KEEPALIVE_ABORT]++;
+		tcp_send_rst(st, c, c->snd_max, 0, 0, out);
+		out->events |= SGW_TCP_EV_RESET;
+		out->reason = SGW_TCP_RR_TIMEOUT;
+		tcp_closed(c, out);
+		return 1;
+	}
+	memset(&s, 0, sizeof(s));
+	s.seq = c->snd_una - 1;
+	s.flags = SGW_TCP_F_ACK;
+	emit(st, c, now, &s, 0, out);
+	st->ctr[SGW_TCP_C_KEEPALIVE_PROBES]++;
+	c->ka_probes++;
+	c->flags |= SGW_TCP_CF_KEEPALIVE;
+	tcp_timer_arm(c, out, SGW_TCP_T_WAIT, now + st->conf.keepalive_intvl_ns);
+	return 0;
+}
+
 void
 sgw_tcp_timer(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now_ns,
 	      unsigned int id, struct sgw_tcp_out *out)
@@ -908,6 +982,11 @@ sgw_tcp_timer(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now_ns,
 		}
 		break;
 	case SGW_TCP_T_WAIT:
+		if (c->flags & SGW_TCP_CF_KEEPALIVE) {
+			if (timer_keepalive(st, c, now_ns, out))
+				return;
+			break;
+		}
 		if (c->state == SGW_TCP_TIME_WAIT || c->state == SGW_TCP_FIN_WAIT_2) {
 			tcp_closed(c, out);
 			return;

@@ -1858,6 +1858,182 @@ TEST(TcpSack, CubicSenderBackOffLessThanNewReno)
 	EXPECT_EQ(ss[1], (uint32_t)((uint64_t)flight[1] * 7 / 10));
 }
 
+// ---------------------------------------------------------------- delayed ACKs, keepalive
+
+// RFC 9293 3.8.6.3 / RFC 1122 4.2.3.2 / RFC 5681 4.2: an ACK for at least every
+// second segment, never later than delack_ns after the first unacknowledged
+// byte, at once for out-of-order data, a hole filled and a FIN.
+TEST(TcpDelack, RulesAndCeiling)
+{
+	Drill d(SmallConf());
+	d.e.SetRxCap(65535);
+	d.Establish();
+	uint32_t seq = 5001;
+	// a segment, 30 ms later another small one: the timer is not pushed back
+	d.In(SGW_TCP_F_ACK, seq, 1001, 65535, 1000);
+	seq += 1000;
+	uint64_t first = d.now;
+	ASSERT_TRUE(d.e.Armed(SGW_TCP_T_DELACK));
+	EXPECT_EQ(d.e.timer[SGW_TCP_T_DELACK], first + 40 * kMs);
+	d.now += 30 * kMs;
+	d.In(SGW_TCP_F_ACK, seq, 1001, 65535, 1000);
+	seq += 1000;
+	// the second segment: ACKed at once
+	d.Out(SGW_TCP_F_ACK, 1001, seq);
+	EXPECT_FALSE(d.e.Armed(SGW_TCP_T_DELACK));
+	// out of order: at once, with SACK absent here (not negotiated), a duplicate ACK
+	d.In(SGW_TCP_F_ACK, seq + 1000, 1001, 65535, 1000);
+	d.Out(SGW_TCP_F_ACK, 1001, seq);
+	// the hole filled: at once, even though it is a single segment
+	d.In(SGW_TCP_F_ACK, seq, 1001, 65535, 1000);
+	d.Out(SGW_TCP_F_ACK, 1001, seq + 2000);
+	seq += 2000;
+	// one segment then nothing: the timer, delack_ns later
+	d.In(SGW_TCP_F_ACK, seq, 1001, 65535, 1000);
+	seq += 1000;
+	d.NoMore();
+	uint64_t t = d.now;
+	d.Fire(SGW_TCP_T_DELACK);
+	EXPECT_EQ(d.now, t + 40 * kMs);
+	d.Out(SGW_TCP_F_ACK, 1001, seq);
+	// a FIN: at once
+	d.In(SGW_TCP_F_ACK | SGW_TCP_F_FIN, seq, 1001, 65535, 0);
+	d.Out(SGW_TCP_F_ACK, 1001, seq + 1);
+	d.NoMore();
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_DELACK_FIRED], 1u);
+	// the ceiling: more than 200 ms is refused
+	sgw_tcp_conf c = DefConf();
+	c.delack_ns = 200 * kMs;
+	EXPECT_EQ(sgw_tcp_conf_check(&c), nullptr);
+	c.delack_ns = 201 * kMs;
+	EXPECT_STREQ(sgw_tcp_conf_check(&c), "delack_ns");
+}
+
+// A bulk transfer: never more than 2 data segments without an ACK, and no ACK
+// of the receiver is later than 40 ms after the data it acknowledges.
+TEST(TcpDelack, BulkAcksEverySecondSegment)
+{
+	Pair p(DefConf());
+	p.Open();
+	size_t n0 = p.ep[1].sent.size();
+	TransferAndCheck(p, 200 * 1448 + 700, 10 * kSec);
+	uint64_t data = p.Ctr(0, SGW_TCP_C_DATA_SEGS_OUT);
+	uint64_t acks = p.ep[1].sent.size() - n0;
+	EXPECT_GE(acks, data / 2);
+	EXPECT_LE(acks, data / 2 + 10);
+	EXPECT_LE(p.Ctr(1, SGW_TCP_C_DELACK_FIRED), 1u) << "only the odd last segment waits";
+}
+
+sgw_tcp_conf
+KaConf()
+{
+	sgw_tcp_conf c = DefConf();
+	c.keepalive_idle_ns = 10 * kSec;
+	c.keepalive_intvl_ns = 1 * kSec;
+	c.keepalive_probes = 3;
+	return c;
+}
+
+TEST(TcpKeepalive, OffByDefault)
+{
+	sgw_tcp_conf c = DefConf();
+	EXPECT_EQ(c.keepalive_idle_ns, 0u);
+	Pair p(c);
+	p.Open();
+	size_t n0 = p.ep[0].sent.size() + p.ep[1].sent.size();
+	p.RunFor(4 * 3600 * kSec);
+	EXPECT_EQ(p.ep[0].sent.size() + p.ep[1].sent.size(), n0);
+	EXPECT_EQ(p.ep[0].NextTimer(), kNever);
+	EXPECT_EQ(p.ep[0].c.state, SGW_TCP_ESTABLISHED);
+	c.keepalive_idle_ns = kSec;
+	c.keepalive_probes = 0;
+	EXPECT_STREQ(sgw_tcp_conf_check(&c), "keepalive_intvl_ns");
+}
+
+TEST(TcpKeepalive, AnsweredProbesKeepTheConnection)
+{
+	Pair p(KaConf(), DefConf());
+	p.Open();
+	uint64_t t0 = p.now;
+	uint64_t last_rcv = (uint64_t)p.ep[0].c.last_rcv_ms * kMs;  // the SYN-ACK, at 20 ms
+	EXPECT_EQ(last_rcv, 20 * kMs);
+	p.RunFor(35 * kSec);
+	// idle 10 s, a probe, the answer: 3 probes in 35 s, one every 10 s (+ RTT)
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_KEEPALIVE_PROBES), 3u);
+	EXPECT_EQ(p.ep[0].c.state, SGW_TCP_ESTABLISHED);
+	EXPECT_EQ(p.ep[1].c.state, SGW_TCP_ESTABLISHED);
+	// the probe: <SEQ=SND.UNA-1><ACK>, no data
+	const Parsed *probe = nullptr;
+	for (auto &x : p.ep[0].sent)
+		if (x.at > t0) {
+			probe = &x;
+			break;
+		}
+	ASSERT_NE(probe, nullptr);
+	EXPECT_EQ(probe->s.seq, p.ep[0].c.snd_una - 1);
+	EXPECT_EQ(probe->s.flags, SGW_TCP_F_ACK);
+	EXPECT_EQ(probe->s.len, 0u);
+	EXPECT_EQ(probe->at, last_rcv + 10 * kSec) << "idle from the last segment received";
+	// traffic postpones probes: data every 5 s, no probe for a minute
+	uint64_t probes = p.Ctr(0, SGW_TCP_C_KEEPALIVE_PROBES);
+	for (int i = 0; i < 12; i++) {
+		p.Write(1, 100);
+		p.RunFor(5 * kSec);
+	}
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_KEEPALIVE_PROBES), probes);
+}
+
+TEST(TcpKeepalive, DeadPeerResetAfterProbes)
+{
+	Pair p(KaConf(), DefConf());
+	p.Open();
+	uint64_t t0 = p.now;
+	uint64_t last_rcv = (uint64_t)p.ep[0].c.last_rcv_ms * kMs;
+	// the peer vanishes
+	p.script = [](int dir, uint32_t, const sgw_tcp_seg &) {
+		Verdict v;
+		v.drop = dir == 1;
+		return v;
+	};
+	uint64_t end = 0;
+	while (p.Step(t0 + 60 * kSec))
+		if (p.ep[0].c.state == SGW_TCP_CLOSED && end == 0)
+			end = p.now;
+	EXPECT_EQ(p.ep[0].c.state, SGW_TCP_CLOSED);
+	EXPECT_EQ(p.ep[0].reason, SGW_TCP_RR_TIMEOUT);
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_KEEPALIVE_PROBES), 3u);
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_KEEPALIVE_ABORT), 1u);
+	// idle (from the last segment received) + 3 intervals
+	EXPECT_EQ(end, last_rcv + 10 * kSec + 3 * kSec);
+	EXPECT_EQ(p.ep[0].sent.back().s.flags & SGW_TCP_F_RST, SGW_TCP_F_RST);
+	EXPECT_EQ(p.ep[0].NextTimer(), kNever);
+	// the peer got the RST (A -> B still works)
+	EXPECT_EQ(p.ep[1].c.state, SGW_TCP_CLOSED);
+}
+
+TEST(TcpKeepalive, HalfClosedReceiverProbesAndTimeWaitUnaffected)
+{
+	Pair p(KaConf(), KaConf());
+	p.Open();
+	// A half-closes: FIN-WAIT-2 with no limit keeps keepalive; B in CLOSE-WAIT too
+	p.Shutdown(0);
+	p.RunFor(25 * kSec);
+	EXPECT_EQ(p.ep[0].c.state, SGW_TCP_FIN_WAIT_2);
+	EXPECT_EQ(p.ep[1].c.state, SGW_TCP_CLOSE_WAIT);
+	EXPECT_GE(p.Ctr(0, SGW_TCP_C_KEEPALIVE_PROBES) + p.Ctr(1, SGW_TCP_C_KEEPALIVE_PROBES), 2u);
+	// B closes: A goes to TIME-WAIT and leaves it after 2 MSL, not at a keepalive time
+	p.Shutdown(1);
+	uint64_t t = p.now;
+	uint64_t closed = 0;
+	while (p.Step(t + 200 * kSec))
+		if (p.ep[0].c.state == SGW_TCP_CLOSED && closed == 0)
+			closed = p.now;
+	EXPECT_EQ(p.ep[1].c.state, SGW_TCP_CLOSED);
+	EXPECT_EQ(p.ep[0].c.state, SGW_TCP_CLOSED);
+	EXPECT_EQ(closed, t + 10 * kMs + 60 * kSec) << "2 MSL after the FIN arrived";
+	EXPECT_FALSE(p.ep[0].events & SGW_TCP_EV_RESET);
+}
+
 TEST(TcpConf, DefaultsValidAndChecked)
 {
 	sgw_tcp_conf c = DefConf();
