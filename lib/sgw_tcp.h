@@ -469,7 +469,8 @@ struct sgw_tcp_conn {
 	uint16_t mss_local;          /* our MSS, clamp (set before connect/listen) */
 	uint16_t peer_mss;           /* the MSS option the peer sent (536 if none) */
 	uint32_t last_rcv_ms;        /* when the last segment came (ms of now_ns; keepalive) */
-	uint32_t pad1;
+	uint8_t sb_n;                /* ranges in sb[] (here: read by every ACK, sb[] is not) */
+	uint8_t pad1[3];
 
 	/* line 2: timers, RTT, congestion control */
 	SGW_TCP_CACHE_LINE uint64_t rtt_ts;   /* with CF_RTT_TIMING: when it was sent */
@@ -487,13 +488,13 @@ struct sgw_tcp_conn {
 	/*
 	 * line 4: the sender's SACK scoreboard (RFC 6675): SACKed ranges above
 	 * snd_una (seq order, disjoint, not adjacent); read only by ACKs that
-	 * carry SACK blocks and during recovery.
+	 * carry SACK blocks, while ranges are held, and during recovery.
 	 */
 	SGW_TCP_CACHE_LINE struct sgw_tcp_sack sb[SGW_TCP_SB_MAX];
-	uint32_t high_rxt;           /* RFC 6675 HighRxt: end of the highest retransmission */
-	uint8_t sb_n;                /* ranges in sb[] */
+	uint32_t high_rxt;           /* RFC 6675 HighRxt: end of the highest retransmission
+				      * (kept up to date only during recovery) */
 	uint8_t ka_probes;           /* keepalive probes unanswered */
-	uint8_t pad4[10];
+	uint8_t pad4[11];
 };
 
 /*

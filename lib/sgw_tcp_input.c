@@ -409,9 +409,9 @@ rcv_ack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 			tcp_sb_acked(st, c);
 		if (seg->opts & SGW_TCP_O_SACK)
 			tcp_sb_update(st, c, seg);
-		if (SGW_SEQ_LT(c->high_rxt, c->snd_una))
-			c->high_rxt = c->snd_una;
 		if (c->flags & SGW_TCP_CF_RECOVERY) {
+			if (SGW_SEQ_LT(c->high_rxt, c->snd_una))
+				c->high_rxt = c->snd_una;
 			if (SGW_SEQ_GE(ack, c->recover)) {
 				/* RFC 6675: recovery ends at RecoveryPoint; cwnd is ssthresh */
 				c->cwnd = c->ssthresh;
