@@ -179,6 +179,7 @@ InitEndpoint(Endpoint *e, const sgw_tcp_conf &conf, uint32_t iss, uint16_t sport
 struct Verdict {
 	bool drop = false;
 	uint64_t extra = 0;
+	std::vector<uint8_t> then;  // a segment to deliver right after this one
 };
 
 // Two endpoints and a scripted link. A is index 0, B index 1.
@@ -231,6 +232,8 @@ class Pair {
 		}
 		q.push_back({now + delay[from] + v.extra, order++, 1 - from,
 			     std::vector<uint8_t>(b, b + l)});
+		if (!v.then.empty())
+			q.push_back({now + delay[from] + v.extra, order++, 1 - from, v.then});
 	}
 
 	void Deliver(const InFlight &f)
@@ -2032,6 +2035,46 @@ TEST(TcpKeepalive, HalfClosedReceiverProbesAndTimeWaitUnaffected)
 	EXPECT_EQ(p.ep[0].c.state, SGW_TCP_CLOSED);
 	EXPECT_EQ(closed, t + 10 * kMs + 60 * kSec) << "2 MSL after the FIN arrived";
 	EXPECT_FALSE(p.ep[0].events & SGW_TCP_EV_RESET);
+}
+
+// Reordering: one segment overtaken by exactly k later ones. Fewer than
+// DupThresh (3) overtakers start no recovery and no retransmission; 3 or more
+// look like a loss (a spurious retransmission, as RFC 6675 specifies), and the
+// data stays exact either way.
+TEST(TcpSack, ReorderingBelowDupThreshIsNotALoss)
+{
+	for (uint32_t k : {1u, 2u, 3u, 5u}) {
+		SCOPED_TRACE(k);
+		Pair p(DefConf());
+		p.Open();
+		const uint32_t x = 30 * 1448;  // the segment held back
+		std::vector<uint8_t> held;
+		uint32_t after = 0;
+		bool done = false;
+		p.script = [&](int dir, uint32_t, const sgw_tcp_seg &s) {
+			Verdict v;
+			if (dir != 0 || s.len == 0 || done)
+				return v;
+			if (held.empty() && OffA(s) == x) {
+				held.assign(s.data - s.hlen, s.data + s.len);
+				v.drop = true;
+				return v;
+			}
+			if (!held.empty() && OffA(s) > x && ++after == k) {
+				v.then = held;  // right after this one, before the rest of its burst
+				done = true;
+			}
+			return v;
+		};
+		TimeToAcked(p, 200 * 1448, 10 * kSec);
+		ASSERT_TRUE(done);
+		uint64_t want = k >= 3 ? 1 : 0;
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_SACK_RECOVERY), want);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_FAST_RETX), want);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RETX_SEGS), want);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RTO), 0u);
+		EXPECT_EQ(p.Ctr(1, SGW_TCP_C_OOO_SEGS), k);
+	}
 }
 
 TEST(TcpConf, DefaultsValidAndChecked)
