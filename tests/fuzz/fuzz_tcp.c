@@ -12,7 +12,9 @@
  * emits a header it cannot parse itself, or keeps more out-of-order records
  * than its bound, or lets snd_una <= snd_nxt <= snd_max break, or lets the
  * sender's SACK scoreboard leave its bound, order or [snd_una, snd_max].
- * Keepalive is on (2 s idle, 1 s interval, 3 probes); odd-sized inputs run
+ * The SACK blocks' edges in an input are offsets from the connection's
+ * snd_una (so that the sender's scoreboard and RFC 6675 recovery are
+ * reached). Keepalive is on (2 s idle, 1 s interval, 3 probes); odd-sized inputs run
  * CUBIC, even-sized NewReno. ASan catches reads past a segment.
  */
 #include <stddef.h>
@@ -189,6 +191,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			apply(&x, &o);
 		}
 		if (sgw_tcp_seg_parse(data + pos, len, &s, st.parse_ctr) == SGW_TCP_PR_OK) {
+			/*
+			 * SACK edges count from snd_una, so that mutations land
+			 * in and around what was sent (a hostile peer knows our
+			 * numbers; every 32-bit value is still reachable).
+			 */
+			for (i = 0; i < s.n_sack; i++) {
+				s.sack[i].left += c.snd_una;
+				s.sack[i].right += c.snd_una;
+			}
 			sgw_tcp_out_reset(&o);
 			sgw_tcp_input(&st, &c, now, &s, &o);
 			apply(&x, &o);
