@@ -357,7 +357,7 @@ enum sgw_tcp_ctr {
 	SGW_TCP_C_SACK_RETX,      /* retransmissions chosen by NextSeg (rules 1 and 3) */
 	SGW_TCP_C_RESCUE_RETX,    /* RFC 6675 rescue retransmissions (rule 4) */
 	SGW_TCP_C_DSACK_IN,       /* RFC 2883 D-SACK blocks: ignored */
-	SGW_TCP_C_SACK_BAD,       /* SACK blocks empty or outside [snd_una, snd_max]: ignored */
+	SGW_TCP_C_SACK_BAD,       /* SACK blocks empty or outside (snd_una, snd_max]: ignored */
 	SGW_TCP_C_SB_FULL,        /* SACK ranges forgotten: the scoreboard was full */
 	SGW_TCP_C_SACK_RENEGE,    /* the ACK stopped at a SACKed range: scoreboard cleared */
 	SGW_TCP_C_KEEPALIVE_PROBES,

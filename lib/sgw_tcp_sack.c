@@ -110,13 +110,15 @@ tcp_sb_update(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, const struct sgw
 			st->ctr[SGW_TCP_C_DSACK_IN]++;
 			continue;
 		}
-		if (!SGW_SEQ_LT(l, r) || SGW_SEQ_GT(r, c->snd_max) || SGW_SEQ_LE(r, c->snd_una) ||
-		    SGW_SEQ_LT(l, c->snd_una - c->snd_wnd_max)) {
+		/*
+		 * A receiver SACKs only above its cumulative ACK: a block at or
+		 * below snd_una (not a D-SACK) is a peer's invention, and taking
+		 * it would mark the head as held, which only an RTO could undo.
+		 */
+		if (!SGW_SEQ_LT(l, r) || SGW_SEQ_GT(r, c->snd_max) || !SGW_SEQ_GT(l, c->snd_una)) {
 			st->ctr[SGW_TCP_C_SACK_BAD]++;
 			continue;
 		}
-		if (SGW_SEQ_LT(l, c->snd_una))
-			l = c->snd_una;
 		/* already known? */
 		{
 			unsigned int k;

@@ -1789,7 +1789,15 @@ TEST(TcpSack, DsackAndHostileBlocksIgnoredScoreboardBounded)
 	DrillIn(d, SackAck(3001, {{9001, 900001}, {8001, 8001}, {8001, 7501}}));
 	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SACK_BAD], 3u);
 	EXPECT_EQ(d.e.c.sb_n, 1);
-	EXPECT_FALSE(d.e.c.flags & SGW_TCP_CF_RECOVERY) << "not a duplicate ACK series";
+	EXPECT_FALSE(d.e.c.flags & SGW_TCP_CF_RECOVERY) << "two duplicate ACKs, 1000 bytes SACKed";
+	// blocks starting at or straddling the cumulative ACK (not D-SACKs: a second block)
+	DrillIn(d, SackAck(3001, {{9001, 10001}, {3001, 4001}}));
+	DrillIn(d, SackAck(3001, {{9001, 10001}, {2501, 3501}}));
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SACK_BAD], 5u);
+	EXPECT_EQ(d.e.c.sb_n, 2);
+	EXPECT_EQ(d.e.c.sb[0].left, 5001u);
+	EXPECT_EQ(d.e.c.sb[1].left, 9001u);
+	EXPECT_EQ(d.e.c.sb[1].right, 10001u);
 	// a hostile peer SACKs every other 100 bytes: the scoreboard keeps 6 ranges
 	for (uint32_t k = 0; k < 40; k++) {
 		uint32_t l = 3101 + 200 * k;
