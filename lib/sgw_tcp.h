@@ -12,8 +12,8 @@
  * per connection by timer id on the caller's per-core wheel.
  *
  * Plain C11, no globals, no clock reads (time is passed in, ns, monotonic),
- * no allocation anywhere: the caller owns the connection memory (256 bytes,
- * 4 cache lines), the per-core stack struct, the payload storage and the
+ * no allocation anywhere: the caller owns the connection memory (320 bytes,
+ * 5 cache lines), the per-core stack struct, the payload storage and the
  * timer wheel. docs/tcp-endpoint.md has the layout, the states and which RFC
  * features are done.
  *
@@ -178,7 +178,8 @@ enum sgw_tcp_timer_id {
 	SGW_TCP_T_RTX = 0,   /* retransmission (SYN, SYN-ACK, data, FIN) */
 	SGW_TCP_T_PERSIST,   /* zero-window probes */
 	SGW_TCP_T_DELACK,    /* delayed ACK */
-	SGW_TCP_T_WAIT,      /* TIME-WAIT 2MSL, FIN-WAIT-2 timeout */
+	SGW_TCP_T_WAIT,      /* TIME-WAIT 2MSL, FIN-WAIT-2 timeout; keepalive in the
+			      * other synchronized states (conf.keepalive_idle_ns) */
 	SGW_TCP_T__COUNT
 };
 
@@ -257,6 +258,12 @@ struct sgw_tcp_cc_ops {
 extern const struct sgw_tcp_cc_ops sgw_tcp_cc_newreno;
 
 /*
+ * CUBIC (RFC 9438: beta 0.7, C 0.4, Reno-friendly region, fast
+ * convergence; no HyStart), lib/sgw_tcp_cubic.c.
+ */
+extern const struct sgw_tcp_cc_ops sgw_tcp_cc_cubic;
+
+/*
  * The caller's side. ctx is struct sgw_tcp_stack.ctx. All may be called from
  * any sgw_tcp_* call on c.
  *   tx        emit a segment: hdr (hlen bytes, built, checksum 0) then
@@ -287,7 +294,7 @@ struct sgw_tcp_conf {
 	uint8_t timestamps;        /* offer timestamps (1) */
 	uint8_t syn_retries;       /* SYN / SYN-ACK retransmissions before giving up (6) */
 	uint8_t data_retries;      /* RTO expiries of one segment before giving up (15) */
-	uint8_t delack_segs;       /* ACK at once every this many full segments (2) */
+	uint8_t delack_segs;       /* ACK at once every this many data segments (2) */
 	uint32_t rcv_buf;          /* the largest receive buffer: picks our window scale,
 				    * and the receiver's SWS threshold (min(MSS, buf/2)) (4 MB) */
 	uint32_t init_cwnd_segs;   /* initial window, segments (10, RFC 6928) */
@@ -295,10 +302,19 @@ struct sgw_tcp_conf {
 	uint64_t rto_init_ns;      /* RFC 6298: 1 s */
 	uint64_t rto_min_ns;       /* 200 ms (Linux; RFC 6298 says 1 s) */
 	uint64_t rto_max_ns;       /* 60 s */
-	uint64_t delack_ns;        /* 40 ms */
+	uint64_t delack_ns;        /* 40 ms; at most 200 ms */
 	uint64_t msl_ns;           /* TIME-WAIT lasts 2 MSL: 30 s (Linux: 60 s TIME-WAIT) */
 	uint64_t fin_wait2_ns;     /* FIN-WAIT-2 limit once our FIN is acked; 0: none (0:
 				    * a half-closed connection may receive for ever) */
+	/*
+	 * Keepalive (RFC 9293 3.8.4, RFC 1122 4.2.3.6), off by default: after
+	 * keepalive_idle_ns with nothing received and nothing in flight, a probe
+	 * <SEQ=SND.UNA-1><ACK> every keepalive_intvl_ns; keepalive_probes
+	 * unanswered probes -> RST, reset with SGW_TCP_RR_TIMEOUT.
+	 */
+	uint64_t keepalive_idle_ns;  /* 0: off (0; RFC 1122: at least 2 h when on) */
+	uint64_t keepalive_intvl_ns; /* 75 s */
+	uint8_t keepalive_probes;    /* 9 */
 };
 
 void sgw_tcp_conf_default(struct sgw_tcp_conf *conf);
@@ -337,6 +353,15 @@ enum sgw_tcp_ctr {
 	SGW_TCP_C_CLOSED_DROP,    /* input to a CLOSED connection */
 	SGW_TCP_C_URG_IGNORED,    /* URG set: the pointer is ignored, the data kept */
 	SGW_TCP_C_RTT_SAMPLES,
+	SGW_TCP_C_SACK_RECOVERY,  /* RFC 6675 loss recoveries entered */
+	SGW_TCP_C_SACK_RETX,      /* retransmissions chosen by NextSeg (rules 1 and 3) */
+	SGW_TCP_C_RESCUE_RETX,    /* RFC 6675 rescue retransmissions (rule 4) */
+	SGW_TCP_C_DSACK_IN,       /* RFC 2883 D-SACK blocks: ignored */
+	SGW_TCP_C_SACK_BAD,       /* SACK blocks empty or outside (snd_una, snd_max]: ignored */
+	SGW_TCP_C_SB_FULL,        /* SACK ranges forgotten: the scoreboard was full */
+	SGW_TCP_C_SACK_RENEGE,    /* the ACK stopped at a SACKed range: scoreboard cleared */
+	SGW_TCP_C_KEEPALIVE_PROBES,
+	SGW_TCP_C_KEEPALIVE_ABORT, /* keepalive probes unanswered: RST sent */
 	SGW_TCP_C__COUNT
 };
 
@@ -348,6 +373,9 @@ struct sgw_tcp_stack {
 	struct sgw_tcp_ops ops;
 	void *ctx;
 	uint8_t rcv_wscale;        /* from conf.rcv_buf */
+	uint8_t isn_key_set;       /* sgw_tcp_stack_set_secret was called */
+	uint8_t isn_key[16];       /* RFC 6528 secretkey (SipHash-2-4 key) */
+	const struct sgw_tcp_cc_ops *cc; /* for new connections (NULL: NewReno) */
 	uint64_t ctr[SGW_TCP_C__COUNT];
 	uint64_t parse_ctr[SGW_TCP_PR__COUNT];
 };
@@ -366,6 +394,12 @@ int sgw_tcp_stack_init(struct sgw_tcp_stack *st, const struct sgw_tcp_conf *conf
 /* Out-of-order records kept per connection: a peer can open at most this many holes. */
 #define SGW_TCP_OOO_MAX 6u
 
+/*
+ * SACKed ranges the sender remembers (RFC 6675 scoreboard). More ranges than
+ * this: the highest are forgotten (they are only retransmitted needlessly).
+ */
+#define SGW_TCP_SB_MAX 6u
+
 /* Connection flags (c->flags). */
 #define SGW_TCP_CF_TS 0x0001         /* timestamps negotiated */
 #define SGW_TCP_CF_SACK 0x0002       /* SACK-permitted both ways */
@@ -382,9 +416,11 @@ int sgw_tcp_stack_init(struct sgw_tcp_stack *st, const struct sgw_tcp_conf *conf
 #define SGW_TCP_CF_PEER_TS 0x1000    /* SYN_RCVD: the SYN had timestamps */
 #define SGW_TCP_CF_PEER_WS 0x2000    /* SYN_RCVD: the SYN had window scale */
 #define SGW_TCP_CF_PEER_SACK 0x4000  /* SYN_RCVD: the SYN had SACK-permitted */
+#define SGW_TCP_CF_RESCUED 0x8000    /* RFC 6675: this recovery's rescue retransmission sent */
+#define SGW_TCP_CF_KEEPALIVE 0x10000 /* T_WAIT runs as the keepalive timer */
 
 /*
- * One connection: 256 bytes, 4 cache lines. Sequence numbers are 32-bit
+ * One connection: 320 bytes, 5 cache lines. Sequence numbers are 32-bit
  * serial. The caller allocates it 64-byte aligned (or anyhow: it works, only
  * slower) and must not write it except tw[] and user.
  */
@@ -432,7 +468,9 @@ struct sgw_tcp_conn {
 	uint16_t dupacks;
 	uint16_t mss_local;          /* our MSS, clamp (set before connect/listen) */
 	uint16_t peer_mss;           /* the MSS option the peer sent (536 if none) */
-	uint32_t pad1[2];
+	uint32_t last_rcv_ms;        /* when the last segment came (ms of now_ns; keepalive) */
+	uint8_t sb_n;                /* ranges in sb[] (here: read by every ACK, sb[] is not) */
+	uint8_t pad1[3];
 
 	/* line 2: timers, RTT, congestion control */
 	SGW_TCP_CACHE_LINE uint64_t rtt_ts;   /* with CF_RTT_TIMING: when it was sent */
@@ -446,16 +484,57 @@ struct sgw_tcp_conn {
 	/* line 3: out-of-order records (seq order, disjoint, not adjacent), timer handles */
 	SGW_TCP_CACHE_LINE struct sgw_tcp_sack ooo[SGW_TCP_OOO_MAX];
 	uint32_t tw[SGW_TCP_T__COUNT]; /* the caller's wheel handles, one per timer id */
+
+	/*
+	 * line 4: the sender's SACK scoreboard (RFC 6675): SACKed ranges above
+	 * snd_una (seq order, disjoint, not adjacent); read only by ACKs that
+	 * carry SACK blocks, while ranges are held, and during recovery.
+	 */
+	SGW_TCP_CACHE_LINE struct sgw_tcp_sack sb[SGW_TCP_SB_MAX];
+	uint32_t high_rxt;           /* RFC 6675 HighRxt: end of the highest retransmission
+				      * (kept up to date only during recovery) */
+	uint8_t ka_probes;           /* keepalive probes unanswered */
+	uint8_t pad4[11];
 };
 
 /*
  * Initialise c in CLOSED with the stack's defaults. iss: the initial send
- * sequence number (RFC 6528: the caller's keyed hash of the 4-tuple plus a
- * clock); ports: ours and the peer's. The timestamp clock offset is derived
+ * sequence number (RFC 6528: sgw_tcp_isn); ports: ours and the peer's. The timestamp clock offset is derived
  * from iss. tw[] is set to UINT32_MAX (SGW_TW_INVALID).
  */
 void sgw_tcp_conn_init(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint32_t iss,
 		       uint16_t sport, uint16_t dport);
+
+/*
+ * RFC 6528 secretkey for sgw_tcp_isn: 16 bytes the caller draws from a
+ * random source at start, after sgw_tcp_stack_init (the lib reads no clock
+ * and no entropy).
+ */
+void sgw_tcp_stack_set_secret(struct sgw_tcp_stack *st, const uint8_t key[16]);
+
+/*
+ * RFC 6528 ISN = M + F(localip, localport, remoteip, remoteport, secretkey):
+ * M the 4-microsecond timer (now_ns / 4000, modulo 2^32), F the low 32 bits
+ * of SipHash-2-4 under the stack's secret of the message
+ * localip | localport | remoteip | remoteport (ports big-endian; addresses
+ * alen bytes each, 4 or 16, network order). Without a secret set the key is
+ * all zeros (predictable: set one).
+ */
+uint32_t sgw_tcp_isn(const struct sgw_tcp_stack *st, const uint8_t *laddr,
+		     const uint8_t *raddr, unsigned int alen, uint16_t lport, uint16_t rport,
+		     uint64_t now_ns);
+
+/*
+ * The congestion control of the connections sgw_tcp_conn_init initialises
+ * from now on (NULL: sgw_tcp_cc_newreno).
+ */
+void sgw_tcp_stack_set_cc(struct sgw_tcp_stack *st, const struct sgw_tcp_cc_ops *cc);
+
+/*
+ * This connection's congestion control (NULL: NewReno). Any time: the
+ * algorithm starts from its initial state with the current cwnd and ssthresh.
+ */
+void sgw_tcp_set_cc(struct sgw_tcp_conn *c, const struct sgw_tcp_cc_ops *cc);
 
 /* CLOSED -> LISTEN: the next SYN opens passively (its addresses are the caller's). */
 int sgw_tcp_listen(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c);

@@ -321,6 +321,17 @@ dupack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now, uint32_t 
 	st->ctr[SGW_TCP_C_DUPACKS_IN]++;
 	if (c->dupacks < UINT16_MAX)
 		c->dupacks++;
+	if (c->flags & SGW_TCP_CF_SACK) {
+		/*
+		 * RFC 6675 5: recovery on the DupThresh-th duplicate ACK or as
+		 * soon as the scoreboard says the first hole is lost; not for
+		 * a window already repaired (HighACK >= RecoveryPoint).
+		 */
+		if (!(c->flags & SGW_TCP_CF_RECOVERY) && SGW_SEQ_GE(ack, c->recover) &&
+		    (c->dupacks >= 3 || tcp_sb_is_lost(c, c->snd_una)))
+			tcp_sack_enter(st, c, now, out);
+		return;
+	}
 	if (c->flags & SGW_TCP_CF_RECOVERY) {
 		/* RFC 6582 3.2 step 4: each duplicate ACK is a segment that left */
 		if (c->cwnd < st->conf.cwnd_max)
@@ -361,11 +372,20 @@ rcv_ack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 			c->snd_wnd_max = wnd;
 	}
 	if (!SGW_SEQ_GT(ack, c->snd_una)) {
+		int news = 0;
+
+		if (ack == c->snd_una && (seg->opts & SGW_TCP_O_SACK) &&
+		    (c->flags & SGW_TCP_CF_SACK))
+			news = tcp_sb_update(st, c, seg);
 		/* RFC 5681 2: the duplicate ACK that counts */
 		if (ack == c->snd_una && seg->len == 0 &&
 		    !(seg->flags & (SGW_TCP_F_SYN | SGW_TCP_F_FIN)) && wnd == old_wnd &&
 		    c->snd_max != c->snd_una)
 			dupack(st, c, now, ack, out);
+		else if (news && !(c->flags & SGW_TCP_CF_RECOVERY) &&
+			 SGW_SEQ_GE(ack, c->recover) && tcp_sb_is_lost(c, c->snd_una))
+			/* RFC 6675 5 (2): data riding on the ACK does not hide a loss */
+			tcp_sack_enter(st, c, now, out);
 		return;
 	}
 	acked = ack - c->snd_una;
@@ -384,6 +404,26 @@ rcv_ack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	tcp_timer_cancel(c, out, SGW_TCP_T_RTX);
 	if (syn)
 		acked--;
+	if (c->flags & SGW_TCP_CF_SACK) {
+		if (c->sb_n)
+			tcp_sb_acked(st, c);
+		if (seg->opts & SGW_TCP_O_SACK)
+			tcp_sb_update(st, c, seg);
+		if (c->flags & SGW_TCP_CF_RECOVERY) {
+			if (SGW_SEQ_LT(c->high_rxt, c->snd_una))
+				c->high_rxt = c->snd_una;
+			if (SGW_SEQ_GE(ack, c->recover)) {
+				/* RFC 6675: recovery ends at RecoveryPoint; cwnd is ssthresh */
+				c->cwnd = c->ssthresh;
+				c->flags &= ~(uint32_t)SGW_TCP_CF_RECOVERY;
+				c->dupacks = 0;
+				if (c->cc->recovered != NULL)
+					c->cc->recovered(c, now);
+			}
+			/* else: tcp_output runs step (C) with the new pipe */
+			return;
+		}
+	}
 	if (c->flags & SGW_TCP_CF_RECOVERY) {
 		if (SGW_SEQ_GE(ack, c->recover)) {
 			/* full ACK: RFC 6582 3.2 step 3, option 1 */
@@ -645,8 +685,10 @@ input_sync(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		switch (c->state) {
 		case SGW_TCP_FIN_WAIT_1:
 			c->state = SGW_TCP_FIN_WAIT_2;
-			if (st->conf.fin_wait2_ns)
+			if (st->conf.fin_wait2_ns) {
+				c->flags &= ~(uint32_t)SGW_TCP_CF_KEEPALIVE;
 				tcp_timer_arm(c, out, SGW_TCP_T_WAIT, now + st->conf.fin_wait2_ns);
+			}
 			break;
 		case SGW_TCP_CLOSING:
 			tcp_enter_time_wait(st, c, now, out);
@@ -686,6 +728,8 @@ sgw_tcp_input(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now_ns,
 	      const struct sgw_tcp_seg *seg, struct sgw_tcp_out *out)
 {
 	st->ctr[SGW_TCP_C_SEGS_IN]++;
+	/* keepalive: the peer is alive (any segment, acceptable or not, as Linux) */
+	c->last_rcv_ms = (uint32_t)(now_ns / TCP_NS_PER_MS);
 	if (c->state >= SGW_TCP_S__COUNT) {
 		st->ctr[SGW_TCP_C_CLOSED_DROP]++;
 		return;

@@ -10,13 +10,15 @@
  */
 #include <string.h>
 
+#include "sgw_siphash.h"
 #include "sgw_tcp.h"
 #include "sgw_tcp_priv.h"
 
-_Static_assert(sizeof(struct sgw_tcp_conn) == 256, "sgw_tcp_conn is 4 cache lines");
+_Static_assert(sizeof(struct sgw_tcp_conn) == 320, "sgw_tcp_conn is 5 cache lines");
 _Static_assert(offsetof(struct sgw_tcp_conn, snd_una) == 64, "line 1 is the send side");
 _Static_assert(offsetof(struct sgw_tcp_conn, rtt_ts) == 128, "line 2 is timers and RTT");
 _Static_assert(offsetof(struct sgw_tcp_conn, ooo) == 192, "line 3 is the ooo records");
+_Static_assert(offsetof(struct sgw_tcp_conn, sb) == 256, "line 4 is the SACK scoreboard");
 
 static const char *const state_names[SGW_TCP_S__COUNT] = {
 	[SGW_TCP_CLOSED] = "CLOSED",
@@ -71,6 +73,15 @@ static const char *const ctr_names[SGW_TCP_C__COUNT] = {
 	[SGW_TCP_C_CLOSED_DROP] = "closed_drop",
 	[SGW_TCP_C_URG_IGNORED] = "urg_ignored",
 	[SGW_TCP_C_RTT_SAMPLES] = "rtt_samples",
+	[SGW_TCP_C_SACK_RECOVERY] = "sack_recovery",
+	[SGW_TCP_C_SACK_RETX] = "sack_retx",
+	[SGW_TCP_C_RESCUE_RETX] = "rescue_retx",
+	[SGW_TCP_C_DSACK_IN] = "dsack_in",
+	[SGW_TCP_C_SACK_BAD] = "sack_bad",
+	[SGW_TCP_C_SB_FULL] = "sb_full",
+	[SGW_TCP_C_SACK_RENEGE] = "sack_renege",
+	[SGW_TCP_C_KEEPALIVE_PROBES] = "keepalive_probes",
+	[SGW_TCP_C_KEEPALIVE_ABORT] = "keepalive_abort",
 };
 
 const char *
@@ -100,6 +111,9 @@ sgw_tcp_conf_default(struct sgw_tcp_conf *conf)
 	conf->rto_max_ns = 60000 * TCP_NS_PER_MS;
 	conf->delack_ns = 40 * TCP_NS_PER_MS;
 	conf->msl_ns = 30000 * TCP_NS_PER_MS;
+	conf->keepalive_idle_ns = 0;
+	conf->keepalive_intvl_ns = 75000 * TCP_NS_PER_MS;
+	conf->keepalive_probes = 9;
 }
 
 const char *
@@ -122,10 +136,14 @@ sgw_tcp_conf_check(const struct sgw_tcp_conf *conf)
 		return "rto_max_ns";
 	if (conf->rto_init_ns < conf->rto_min_ns || conf->rto_init_ns > conf->rto_max_ns)
 		return "rto_init_ns";
-	if (conf->delack_ns == 0 || conf->delack_ns > 500 * TCP_NS_PER_MS)
-		return "delack_ns"; /* RFC 9293: under 0.5 s */
+	/* RFC 9293 3.8.6.3 / RFC 1122 4.2.3.2: under 0.5 s; we hold 200 ms as the ceiling */
+	if (conf->delack_ns == 0 || conf->delack_ns > 200 * TCP_NS_PER_MS)
+		return "delack_ns";
 	if (conf->msl_ns == 0)
 		return "msl_ns";
+	if (conf->keepalive_idle_ns &&
+	    (conf->keepalive_intvl_ns == 0 || conf->keepalive_probes == 0))
+		return "keepalive_intvl_ns";
 	return NULL;
 }
 
@@ -173,9 +191,51 @@ sgw_tcp_conn_init(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint32_t iss
 	/* RFC 7323 5.4 wants a per-connection random offset: iss is one (RFC 6528) */
 	c->ts_offset = iss * 2654435761u;
 	c->rto_us = (uint32_t)(st->conf.rto_init_ns / TCP_NS_PER_US);
+	c->high_rxt = iss;
 	for (i = 0; i < SGW_TCP_T__COUNT; i++)
 		c->tw[i] = UINT32_MAX;
-	c->cc = &sgw_tcp_cc_newreno;
+	c->cc = st->cc != NULL ? st->cc : &sgw_tcp_cc_newreno;
+	c->cc->init(c);
+}
+
+void
+sgw_tcp_stack_set_secret(struct sgw_tcp_stack *st, const uint8_t key[16])
+{
+	memcpy(st->isn_key, key, sizeof(st->isn_key));
+	st->isn_key_set = 1;
+}
+
+uint32_t
+sgw_tcp_isn(const struct sgw_tcp_stack *st, const uint8_t *laddr, const uint8_t *raddr,
+	    unsigned int alen, uint16_t lport, uint16_t rport, uint64_t now_ns)
+{
+	uint8_t m[2 * 16 + 4];
+	uint32_t n = 0;
+
+	if (alen > 16)
+		alen = 16;
+	memcpy(m, laddr, alen);
+	n = alen;
+	m[n++] = (uint8_t)(lport >> 8);
+	m[n++] = (uint8_t)lport;
+	memcpy(m + n, raddr, alen);
+	n += alen;
+	m[n++] = (uint8_t)(rport >> 8);
+	m[n++] = (uint8_t)rport;
+	return (uint32_t)(now_ns / 4000u) + (uint32_t)sgw_siphash24(st->isn_key, m, n);
+}
+
+void
+sgw_tcp_stack_set_cc(struct sgw_tcp_stack *st, const struct sgw_tcp_cc_ops *cc)
+{
+	st->cc = cc;
+}
+
+void
+sgw_tcp_set_cc(struct sgw_tcp_conn *c, const struct sgw_tcp_cc_ops *cc)
+{
+	c->cc = cc != NULL ? cc : &sgw_tcp_cc_newreno;
+	c->cc->init(c);
 }
 
 /* ------------------------------------------------------------ NewReno */
@@ -406,8 +466,8 @@ tcp_send_rst(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint32_t seq, uin
 }
 
 /* Send [seq, seq + len) of the send buffer, and the FIN after it if fin. */
-static void
-send_data(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now, uint32_t seq,
+void
+tcp_send_data(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now, uint32_t seq,
 	  uint32_t len, int fin, struct sgw_tcp_out *out)
 {
 	struct sgw_tcp_seg s;
@@ -459,6 +519,12 @@ tcp_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 {
 	if (!can_send_data(c))
 		return;
+	if ((c->flags & (SGW_TCP_CF_SACK | SGW_TCP_CF_RECOVERY)) ==
+	    (SGW_TCP_CF_SACK | SGW_TCP_CF_RECOVERY)) {
+		/* RFC 6675: pipe and NextSeg decide, not snd_nxt */
+		tcp_sack_output(st, c, now, out);
+		return;
+	}
 	/*
 	 * Each turn sends a segment of at least one byte, or the FIN once, or
 	 * stops: at most cwnd / 1 + 1 turns, and cwnd is capped by cwnd_max.
@@ -466,10 +532,33 @@ tcp_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	for (;;) {
 		uint32_t wnd = c->cwnd < c->snd_wnd ? c->cwnd : c->snd_wnd;
 		uint32_t inflight = c->snd_nxt - c->snd_una;
-		int32_t left = (int32_t)(c->snd_end - c->snd_nxt);
+		int32_t left;
 		uint32_t room, len;
 		int fin;
 
+		if (c->sb_n && SGW_SEQ_LT(c->snd_nxt, c->snd_max)) {
+			/*
+			 * Going back after an RTO: skip what the peer SACKed,
+			 * and do not count it as in flight (RFC 6675 5.1).
+			 */
+			uint32_t k, stop = c->snd_max;
+
+			for (k = 0; k < c->sb_n; k++) {
+				if (SGW_SEQ_LE(c->sb[k].left, c->snd_nxt) &&
+				    SGW_SEQ_GT(c->sb[k].right, c->snd_nxt))
+					c->snd_nxt = c->sb[k].right;
+				else if (SGW_SEQ_GT(c->sb[k].left, c->snd_nxt) &&
+					 SGW_SEQ_LT(c->sb[k].left, stop))
+					stop = c->sb[k].left;
+			}
+			inflight = c->snd_nxt - c->snd_una - tcp_sb_sacked_below(c, c->snd_nxt);
+			left = (int32_t)(c->snd_end - c->snd_nxt);
+			if (left > 0 && SGW_SEQ_LT(c->snd_nxt, stop) &&
+			    (int32_t)(stop - c->snd_nxt) < left)
+				left = (int32_t)(stop - c->snd_nxt);
+		} else {
+			left = (int32_t)(c->snd_end - c->snd_nxt);
+		}
 		if (left > 0) {
 			room = wnd > inflight ? wnd - inflight : 0;
 			len = (uint32_t)left;
@@ -482,14 +571,14 @@ tcp_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 			/* sender SWS avoidance (RFC 9293 3.8.6.2.1); no Nagle */
 			if (len < c->snd_mss && len < (uint32_t)left && len < c->snd_wnd_max / 2)
 				break;
-			fin = (c->flags & SGW_TCP_CF_FIN_QUEUED) && len == (uint32_t)left;
-			send_data(st, c, now, c->snd_nxt, len, fin, out);
+			fin = (c->flags & SGW_TCP_CF_FIN_QUEUED) && c->snd_nxt + len == c->snd_end;
+			tcp_send_data(st, c, now, c->snd_nxt, len, fin, out);
 			c->snd_nxt += len + (fin ? 1 : 0);
 			continue;
 		}
 		if (left == 0 && (c->flags & SGW_TCP_CF_FIN_QUEUED)) {
 			/* the FIN alone needs no window */
-			send_data(st, c, now, c->snd_nxt, 0, 1, out);
+			tcp_send_data(st, c, now, c->snd_nxt, 0, 1, out);
 			c->snd_nxt++;
 		}
 		break;
@@ -508,9 +597,14 @@ tcp_retransmit_head(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t n
 	if (len > c->snd_mss)
 		len = c->snd_mss;
 	fin = (c->flags & SGW_TCP_CF_FIN_QUEUED) && left >= 0 && len == (uint32_t)left;
+	if (c->sb_n && SGW_SEQ_LT(c->sb[0].left, c->snd_una + len + (fin ? 1u : 0u))) {
+		/* not into what the peer SACKed */
+		len = c->sb[0].left - c->snd_una;
+		fin = 0;
+	}
 	if (len == 0 && !fin)
 		return;
-	send_data(st, c, now, c->snd_una, len, fin, out);
+	tcp_send_data(st, c, now, c->snd_una, len, fin, out);
 	end = c->snd_una + len + (fin ? 1 : 0);
 	if (SGW_SEQ_LT(c->snd_nxt, end))
 		c->snd_nxt = end;
@@ -533,6 +627,7 @@ tcp_enter_time_wait(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t n
 		    struct sgw_tcp_out *out)
 {
 	c->state = SGW_TCP_TIME_WAIT;
+	c->flags &= ~(uint32_t)SGW_TCP_CF_KEEPALIVE;
 	tcp_timer_cancel(c, out, SGW_TCP_T_RTX);
 	tcp_timer_cancel(c, out, SGW_TCP_T_PERSIST);
 	tcp_timer_arm(c, out, SGW_TCP_T_WAIT, now + 2 * st->conf.msl_ns);
@@ -543,6 +638,14 @@ data_pending(const struct sgw_tcp_conn *c)
 {
 	return SGW_SEQ_LT(c->snd_nxt, c->snd_end) ||
 	       ((c->flags & SGW_TCP_CF_FIN_QUEUED) && c->snd_nxt == c->snd_end);
+}
+
+/* States where keepalive runs: the connection may sit idle there for long. */
+static int
+keepalive_state(const struct sgw_tcp_stack *st, const struct sgw_tcp_conn *c)
+{
+	return c->state == SGW_TCP_ESTABLISHED || c->state == SGW_TCP_CLOSE_WAIT ||
+	       (c->state == SGW_TCP_FIN_WAIT_2 && st->conf.fin_wait2_ns == 0);
 }
 
 /*
@@ -589,6 +692,13 @@ tcp_set_timers(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	}
 	if ((c->flags & SGW_TCP_CF_DELACK) && !tcp_timer_armed(c, SGW_TCP_T_DELACK))
 		tcp_timer_arm(c, out, SGW_TCP_T_DELACK, now + st->conf.delack_ns);
+	/* keepalive shares T_WAIT: TIME-WAIT and the FIN-WAIT-2 limit never run with it */
+	if (st->conf.keepalive_idle_ns && keepalive_state(st, c) &&
+	    !tcp_timer_armed(c, SGW_TCP_T_WAIT)) {
+		c->flags |= SGW_TCP_CF_KEEPALIVE;
+		c->ka_probes = 0;
+		tcp_timer_arm(c, out, SGW_TCP_T_WAIT, now + st->conf.keepalive_idle_ns);
+	}
 }
 
 /* ------------------------------------------------------------ application calls */
@@ -747,7 +857,13 @@ timer_rtx(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	c->cwnd = c->snd_mss;
 	c->flags &= ~(uint32_t)(SGW_TCP_CF_RECOVERY | SGW_TCP_CF_RTT_TIMING);
 	c->dupacks = 0;
+	/*
+	 * RFC 6675 5.1: RecoveryPoint = HighData, no new recovery before it is
+	 * acknowledged. The scoreboard is kept (as Linux; reneging is caught
+	 * by tcp_sb_acked), so going back N skips what the peer holds.
+	 */
 	c->recover = c->snd_max;
+	c->high_rxt = c->snd_una;
 	/* RFC 6298 5.5: back off */
 	if (c->backoff < 30)
 		c->backoff++;
@@ -778,7 +894,7 @@ timer_persist(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		if (len > c->snd_mss)
 			len = c->snd_mss;
 		fin = (c->flags & SGW_TCP_CF_FIN_QUEUED) && left >= 0 && len == (uint32_t)left;
-		send_data(st, c, now, c->snd_nxt, len, fin, out);
+		tcp_send_data(st, c, now, c->snd_nxt, len, fin, out);
 		c->snd_nxt += len + (fin ? 1 : 0);
 		return;
 	}
@@ -790,6 +906,57 @@ timer_persist(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	st->ctr[SGW_TCP_C_PERSIST_PROBES]++;
 	if (c->persist_backoff < 30)
 		c->persist_backoff++;
+}
+
+/*
+ * Keepalive (RFC 1122 4.2.3.6, T_WAIT with CF_KEEPALIVE): after idle_ns with
+ * nothing received, a probe <SEQ=SND.UNA-1><ACK> (the peer answers with an
+ * ACK) every intvl_ns; probes unanswered -> RST and reset. Returns 1 when
+ * the connection was closed.
+ */
+static int
+timer_keepalive(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
+		struct sgw_tcp_out *out)
+{
+	uint64_t since = (uint64_t)(uint32_t)((uint32_t)(now / TCP_NS_PER_MS) - c->last_rcv_ms) *
+			 TCP_NS_PER_MS;
+	struct sgw_tcp_seg s;
+
+	c->flags &= ~(uint32_t)SGW_TCP_CF_KEEPALIVE;
+	if (!keepalive_state(st, c))
+		return 0;
+	/* something came after the last probe: alive */
+	if (c->ka_probes > 0 && since < st->conf.keepalive_intvl_ns)
+		c->ka_probes = 0;
+	if (c->ka_probes == 0 && since < st->conf.keepalive_idle_ns) {
+		c->flags |= SGW_TCP_CF_KEEPALIVE;
+		tcp_timer_arm(c, out, SGW_TCP_T_WAIT, now + st->conf.keepalive_idle_ns - since);
+		return 0;
+	}
+	if (c->snd_una != c->snd_max || tcp_timer_armed(c, SGW_TCP_T_PERSIST)) {
+		/* data in flight or a zero window: the RTO or persist timer watches the peer */
+		c->ka_probes = 0;
+		c->flags |= SGW_TCP_CF_KEEPALIVE;
+		tcp_timer_arm(c, out, SGW_TCP_T_WAIT, now + st->conf.keepalive_idle_ns);
+		return 0;
+	}
+	if (c->ka_probes >= st->conf.keepalive_probes) {
+		st->ctr[SGW_TCP_C_KEEPALIVE_ABORT]++;
+		tcp_send_rst(st, c, c->snd_max, 0, 0, out);
+		out->events |= SGW_TCP_EV_RESET;
+		out->reason = SGW_TCP_RR_TIMEOUT;
+		tcp_closed(c, out);
+		return 1;
+	}
+	memset(&s, 0, sizeof(s));
+	s.seq = c->snd_una - 1;
+	s.flags = SGW_TCP_F_ACK;
+	emit(st, c, now, &s, 0, out);
+	st->ctr[SGW_TCP_C_KEEPALIVE_PROBES]++;
+	c->ka_probes++;
+	c->flags |= SGW_TCP_CF_KEEPALIVE;
+	tcp_timer_arm(c, out, SGW_TCP_T_WAIT, now + st->conf.keepalive_intvl_ns);
+	return 0;
 }
 
 void
@@ -815,6 +982,11 @@ sgw_tcp_timer(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now_ns,
 		}
 		break;
 	case SGW_TCP_T_WAIT:
+		if (c->flags & SGW_TCP_CF_KEEPALIVE) {
+			if (timer_keepalive(st, c, now_ns, out))
+				return;
+			break;
+		}
 		if (c->state == SGW_TCP_TIME_WAIT || c->state == SGW_TCP_FIN_WAIT_2) {
 			tcp_closed(c, out);
 			return;

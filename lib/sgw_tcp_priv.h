@@ -83,5 +83,19 @@ void tcp_set_timers(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t n
 void tcp_enter_time_wait(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 			 struct sgw_tcp_out *out);
 uint32_t tcp_rcv_window(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, int syn);
+void tcp_send_data(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now, uint32_t seq,
+		   uint32_t len, int fin, struct sgw_tcp_out *out);
+
+/* sgw_tcp_sack.c (RFC 6675) */
+void tcp_sb_acked(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c);
+int tcp_sb_update(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c,
+		  const struct sgw_tcp_seg *seg);
+int tcp_sb_is_lost(const struct sgw_tcp_conn *c, uint32_t seq);
+uint32_t tcp_sack_pipe(const struct sgw_tcp_conn *c);
+uint32_t tcp_sb_sacked_below(const struct sgw_tcp_conn *c, uint32_t seq);
+void tcp_sack_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
+		     struct sgw_tcp_out *out);
+void tcp_sack_enter(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
+		    struct sgw_tcp_out *out);
 
 #endif /* SGW_TCP_PRIV_H */

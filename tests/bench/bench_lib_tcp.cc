@@ -9,6 +9,11 @@
 //  - PureAck: ACKs each acknowledging one new 1448-byte segment at a sender
 //    with all its data already sent (RTT sample from the timestamp, cwnd
 //    growth, RTO restart); nothing new to send.
+//  - SackRecovery: the ACKs a SACK receiver sends for a 100-segment window
+//    with 5 segments lost (one every 20): duplicate ACKs with up to 3 SACK
+//    blocks (the newest first), RFC 6675 recovery entered on the third,
+//    scoreboard, pipe and NextSeg (retransmissions built and handed to tx)
+//    on each, then the ACK that covers the window. Per ACK.
 //  - Parse: sgw_tcp_seg_parse of a data segment header with TS (no SACK).
 // items_per_second: segments.
 // Reproduce: tests/bench/bench_lib_tcp --benchmark_repetitions=5
@@ -169,6 +174,103 @@ BM_PureAck(benchmark::State &state)
 	state.counters["rtt_samples"] = (double)k.st.ctr[SGW_TCP_C_RTT_SAMPLES];
 }
 BENCHMARK(BM_PureAck);
+
+// The ACKs a SACK receiver sends for kWin segments of which every 20th is lost.
+std::vector<sgw_tcp_seg>
+SackAcks(uint32_t win, uint32_t first)
+{
+	std::vector<bool> got(win, false);
+	std::vector<sgw_tcp_seg> acks;
+	for (uint32_t i = 0; i < win; i++) {
+		if (i % 20 == 0)
+			continue;
+		got[i] = true;
+		sgw_tcp_seg a{};
+		a.flags = SGW_TCP_F_ACK;
+		a.seq = kPeerIss + 1;
+		a.ack = first;  // segment 0 is lost: the cumulative ACK stays
+		a.win = 65535;
+		a.opts = SGW_TCP_O_TS | SGW_TCP_O_SACK;
+		// the received runs; the one holding segment i first, then the highest
+		std::vector<std::pair<uint32_t, uint32_t>> runs;
+		for (uint32_t k = 0; k < win;) {
+			if (!got[k]) {
+				k++;
+				continue;
+			}
+			uint32_t e = k;
+			while (e < win && got[e])
+				e++;
+			runs.push_back({k, e});
+			k = e;
+		}
+		std::vector<std::pair<uint32_t, uint32_t>> order;
+		for (auto &r : runs)
+			if (r.first <= i && i < r.second)
+				order.push_back(r);
+		for (auto it = runs.rbegin(); it != runs.rend() && order.size() < 3; ++it)
+			if (!(it->first <= i && i < it->second))
+				order.push_back(*it);
+		for (auto &r : order) {
+			a.sack[a.n_sack].left = first + r.first * kMss;
+			a.sack[a.n_sack].right = first + r.second * kMss;
+			a.n_sack++;
+		}
+		acks.push_back(a);
+	}
+	sgw_tcp_seg full{};
+	full.flags = SGW_TCP_F_ACK;
+	full.seq = kPeerIss + 1;
+	full.ack = first + win * kMss;
+	full.win = 65535;
+	full.opts = SGW_TCP_O_TS;
+	acks.push_back(full);
+	return acks;
+}
+
+void
+BM_SackRecovery(benchmark::State &state)
+{
+	constexpr uint32_t kWin = 100;
+	const std::vector<sgw_tcp_seg> acks = SackAcks(kWin, kIss + 1);
+	std::vector<Conn *> pool;
+	Conn *k = nullptr;
+	size_t next = acks.size();
+	uint64_t rounds = 0, retx = 0, recov = 0;
+	sgw_tcp_out o;
+	for (auto _ : state) {
+		if (next == acks.size()) {
+			state.PauseTiming();
+			if (k != nullptr) {
+				retx += k->st.ctr[SGW_TCP_C_RETX_SEGS];
+				recov += k->st.ctr[SGW_TCP_C_SACK_RECOVERY];
+				delete k;
+			}
+			k = new Conn(kWin);
+			sgw_tcp_out_reset(&o);
+			sgw_tcp_send(&k->st, &k->c, k->now, kWin * kMss, &o);
+			next = 0;
+			rounds++;
+			state.ResumeTiming();
+		}
+		sgw_tcp_seg a = acks[next++];
+		k->now += 1000;
+		a.tsval = ++k->peer_ts;
+		a.tsecr = k->c.ts_offset + 1000;
+		sgw_tcp_out_reset(&o);
+		sgw_tcp_input(&k->st, &k->c, k->now, &a, &o);
+		benchmark::DoNotOptimize(o);
+	}
+	if (k != nullptr) {
+		retx += k->st.ctr[SGW_TCP_C_RETX_SEGS];
+		recov += k->st.ctr[SGW_TCP_C_SACK_RECOVERY];
+		delete k;
+	}
+	state.SetItemsProcessed(state.iterations());
+	state.counters["retx_per_window"] = rounds ? (double)retx / (double)rounds : 0;
+	state.counters["recoveries_per_window"] = rounds ? (double)recov / (double)rounds : 0;
+}
+BENCHMARK(BM_SackRecovery);
 
 void
 BM_Parse(benchmark::State &state)

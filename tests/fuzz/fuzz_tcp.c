@@ -10,7 +10,12 @@
  * Aborts when the endpoint writes beyond the receive space it was given,
  * sends bytes the application never gave, acknowledges more than was sent,
  * emits a header it cannot parse itself, or keeps more out-of-order records
- * than its bound, or lets snd_una <= snd_nxt <= snd_max break. ASan catches reads past a segment.
+ * than its bound, or lets snd_una <= snd_nxt <= snd_max break, or lets the
+ * sender's SACK scoreboard leave its bound, order or [snd_una, snd_max].
+ * The SACK blocks' edges in an input are offsets from the connection's
+ * snd_una (so that the sender's scoreboard and RFC 6675 recovery are
+ * reached). Keepalive is on (2 s idle, 1 s interval, 3 probes); odd-sized inputs run
+ * CUBIC, even-sized NewReno. ASan catches reads past a segment.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -88,6 +93,28 @@ tx_acked(void *ctx, struct sgw_tcp_conn *c, uint32_t n)
 	x->acked += n;
 }
 
+/*
+ * The SACK scoreboard: at most SGW_TCP_SB_MAX ranges, each non-empty, in
+ * order, disjoint and not adjacent, inside [snd_una, snd_max].
+ */
+static int
+bad_sb(const struct sgw_tcp_conn *c)
+{
+	unsigned int k;
+
+	if (c->sb_n > SGW_TCP_SB_MAX)
+		return 1;
+	for (k = 0; k < c->sb_n; k++) {
+		if ((int32_t)(c->sb[k].right - c->sb[k].left) <= 0 ||
+		    (int32_t)(c->sb[k].left - c->snd_una) < 0 ||
+		    (int32_t)(c->snd_max - c->sb[k].right) < 0)
+			return 1;
+		if (k > 0 && (int32_t)(c->sb[k].left - c->sb[k - 1].right) <= 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* snd_una <= snd_nxt <= snd_max, serial */
 static int
 bad_seq(const struct sgw_tcp_conn *c)
@@ -124,8 +151,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		x.timer[i] = SGW_TCP_NEVER;
 	sgw_tcp_conf_default(&conf);
 	conf.rcv_buf = RX_CAP;
+	/* keepalive on, short, so its probes and give-up are reachable */
+	conf.keepalive_idle_ns = 2000000000ull;
+	conf.keepalive_intvl_ns = 1000000000ull;
+	conf.keepalive_probes = 3;
 	if (sgw_tcp_stack_init(&st, &conf, &ops, &x) != 0)
 		abort();
+	/* odd-sized inputs run CUBIC, even-sized NewReno */
+	if (size & 1)
+		sgw_tcp_stack_set_cc(&st, &sgw_tcp_cc_cubic);
 	sgw_tcp_conn_init(&st, &c, 1000, 80, 9999);
 	sgw_tcp_listen(&st, &c);
 	while (pos + 2 <= size) {
@@ -157,11 +191,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			apply(&x, &o);
 		}
 		if (sgw_tcp_seg_parse(data + pos, len, &s, st.parse_ctr) == SGW_TCP_PR_OK) {
+			/*
+			 * SACK edges count from snd_una, so that mutations land
+			 * in and around what was sent (a hostile peer knows our
+			 * numbers; every 32-bit value is still reachable).
+			 */
+			for (i = 0; i < s.n_sack; i++) {
+				s.sack[i].left += c.snd_una;
+				s.sack[i].right += c.snd_una;
+			}
 			sgw_tcp_out_reset(&o);
 			sgw_tcp_input(&st, &c, now, &s, &o);
 			apply(&x, &o);
 		}
-		if (c.ooo_n > SGW_TCP_OOO_MAX || bad_seq(&c))
+		if (c.ooo_n > SGW_TCP_OOO_MAX || bad_seq(&c) || bad_sb(&c))
 			abort();
 		pos += len;
 	}

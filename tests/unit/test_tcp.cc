@@ -20,6 +20,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -178,6 +179,7 @@ InitEndpoint(Endpoint *e, const sgw_tcp_conf &conf, uint32_t iss, uint16_t sport
 struct Verdict {
 	bool drop = false;
 	uint64_t extra = 0;
+	std::vector<uint8_t> then;  // a segment to deliver right after this one
 };
 
 // Two endpoints and a scripted link. A is index 0, B index 1.
@@ -230,6 +232,8 @@ class Pair {
 		}
 		q.push_back({now + delay[from] + v.extra, order++, 1 - from,
 			     std::vector<uint8_t>(b, b + l)});
+		if (!v.then.empty())
+			q.push_back({now + delay[from] + v.extra, order++, 1 - from, v.then});
 	}
 
 	void Deliver(const InFlight &f)
@@ -1506,6 +1510,583 @@ TEST(TcpPair, LostWindowUpdateRecoveredByPersist)
 	EXPECT_EQ(p.ep[1].bad_bytes, 0u);
 }
 
+// ---------------------------------------------------------------- SACK loss recovery (RFC 6675)
+
+// Stream offset of A's data segment s (A's ISS is 1000000).
+uint32_t
+OffA(const sgw_tcp_seg &s)
+{
+	return s.seq - 1000001u;
+}
+
+// Drop A's data at the given stream offsets, the first `times` transmissions each.
+struct DropSched {
+	std::map<uint32_t, int> times;  // offset -> transmissions still to drop
+	std::map<uint32_t, int> sent;   // offset -> transmissions seen
+	Verdict operator()(int dir, uint32_t, const sgw_tcp_seg &s)
+	{
+		Verdict v;
+		if (dir != 0 || s.len == 0)
+			return v;
+		uint32_t off = OffA(s);
+		sent[off]++;
+		auto it = times.find(off);
+		if (it != times.end() && it->second > 0) {
+			it->second--;
+			v.drop = true;
+		}
+		return v;
+	}
+};
+
+// Run until A has every byte acknowledged; the time it took.
+uint64_t
+TimeToAcked(Pair &p, uint64_t bytes, uint64_t horizon)
+{
+	uint64_t t0 = p.now;
+	p.Write(0, (uint32_t)bytes);
+	while (p.ep[0].acked < bytes && p.Step(t0 + horizon)) {
+	}
+	EXPECT_EQ(p.ep[0].acked, bytes);
+	EXPECT_EQ(p.ep[1].inorder, bytes);
+	EXPECT_EQ(p.ep[1].bad_bytes, 0u);
+	return p.now - t0;
+}
+
+TEST(TcpSack, SingleLossOneRetransmission)
+{
+	Pair p(DefConf());
+	p.Open();
+	ASSERT_TRUE(p.ep[0].c.flags & SGW_TCP_CF_SACK);
+	auto sched = std::make_shared<DropSched>();
+	sched->times[10 * 1448] = 1;
+	p.script = [sched](int d, uint32_t i, const sgw_tcp_seg &s) { return (*sched)(d, i, s); };
+	TimeToAcked(p, 300000, 10 * kSec);
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_SACK_RECOVERY), 1u);
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RTO), 0u);
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RETX_SEGS), 1u);
+	for (auto &kv : sched->sent)
+		EXPECT_EQ(kv.second, kv.first == 10 * 1448 ? 2 : 1) << kv.first;
+	EXPECT_FALSE(p.ep[0].c.flags & SGW_TCP_CF_RECOVERY);
+	EXPECT_EQ(p.ep[0].c.sb_n, 0);
+}
+
+// Four losses in one window: SACK repairs them in one round trip, NewReno in four.
+TEST(TcpSack, MultipleLossesOneWindowBeatNewReno)
+{
+	uint64_t took[2];
+	for (int sack = 1; sack >= 0; sack--) {
+		SCOPED_TRACE(sack);
+		sgw_tcp_conf cb = DefConf();
+		cb.sack = (uint8_t)sack;
+		Pair p(DefConf(), cb);
+		p.delay[0] = p.delay[1] = 25 * kMs;
+		p.Open();
+		ASSERT_EQ(!!(p.ep[0].c.flags & SGW_TCP_CF_SACK), sack);
+		// warm up: cwnd grows to well over 30 segments
+		TimeToAcked(p, 200000, 10 * kSec);
+		ASSERT_GT(p.ep[0].c.cwnd, 40u * 1448);
+		uint32_t base = (uint32_t)p.ep[0].acked;
+		auto sched = std::make_shared<DropSched>();
+		for (uint32_t k : {20u, 23u, 26u, 29u})
+			sched->times[base + k * 1448] = 1;
+		p.script = [sched](int d, uint32_t i, const sgw_tcp_seg &s) {
+			return (*sched)(d, i, s);
+		};
+		uint64_t rtx0 = p.Ctr(0, SGW_TCP_C_RETX_SEGS);
+		// what is acknowledged until the whole window is repaired
+		uint64_t t0 = p.now;
+		p.Write(0, 120 * 1448);
+		while (p.ep[0].acked < base + 30 * 1448 && p.Step(t0 + 10 * kSec)) {
+		}
+		took[sack] = p.now - t0;
+		p.Run(p.now + 5 * kSec);
+		EXPECT_EQ(p.ep[1].inorder, base + 120u * 1448);
+		EXPECT_EQ(p.ep[1].bad_bytes, 0u);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RTO), 0u);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_FAST_RETX), 1u) << "one reduction for the window";
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_SACK_RECOVERY), (uint64_t)sack);
+		if (sack) {
+			// the holes, and at most the one rescue retransmission (rule 4)
+			uint64_t rescue = p.Ctr(0, SGW_TCP_C_RESCUE_RETX);
+			EXPECT_LE(rescue, 1u);
+			EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RETX_SEGS) - rtx0, 4u + rescue);
+			uint64_t extra = 0;
+			for (auto &kv : sched->sent) {
+				EXPECT_LE(kv.second, 2);
+				if (kv.second > 1 && !sched->times.count(kv.first))
+					extra++;
+			}
+			EXPECT_EQ(extra, rescue);
+		}
+	}
+	// 50 ms RTT: NewReno needs a round trip per hole after the first
+	EXPECT_LT(took[1] + 100 * kMs, took[0]) << took[1] << " vs " << took[0];
+}
+
+TEST(TcpSack, LostRetransmissionEndsInRtoWithoutResendingSackedData)
+{
+	Pair p(DefConf());
+	p.Open();
+	auto sched = std::make_shared<DropSched>();
+	sched->times[12 * 1448] = 2;  // the segment and its fast retransmission
+	p.script = [sched](int d, uint32_t i, const sgw_tcp_seg &s) { return (*sched)(d, i, s); };
+	TimeToAcked(p, 100 * 1448, 10 * kSec);
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_SACK_RECOVERY), 1u);
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RTO), 1u);
+	// after the RTO the head went again, and nothing the peer had SACKed; the
+	// only other segment sent twice is the rescue (the highest unSACKed one)
+	uint64_t extra = 0;
+	for (auto &kv : sched->sent) {
+		if (kv.first == 12 * 1448) {
+			EXPECT_EQ(kv.second, 3);
+		} else {
+			EXPECT_LE(kv.second, 2) << kv.first;
+			extra += kv.second - 1;
+		}
+	}
+	EXPECT_EQ(extra, p.Ctr(0, SGW_TCP_C_RESCUE_RETX));
+	EXPECT_LE(extra, 1u);
+	EXPECT_EQ(p.ep[0].c.cwnd >= p.ep[0].c.snd_mss, true);
+}
+
+// An early loss and a lost last segment: the rescue retransmission repairs the tail.
+TEST(TcpSack, RescueRetransmissionRepairsTailWithoutRto)
+{
+	Pair p(DefConf());
+	p.Open();
+	auto sched = std::make_shared<DropSched>();
+	sched->times[5 * 1448] = 1;
+	sched->times[19 * 1448] = 1;  // the last of 20 segments
+	p.script = [sched](int d, uint32_t i, const sgw_tcp_seg &s) { return (*sched)(d, i, s); };
+	TimeToAcked(p, 20 * 1448, 10 * kSec);
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RTO), 0u);
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RESCUE_RETX), 1u);
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RETX_SEGS), 2u);
+}
+
+TEST(TcpSack, RandomLossReorderWithSackAndFin)
+{
+	for (uint64_t seed = 11; seed <= 16; seed++) {
+		SCOPED_TRACE(seed);
+		Pair p(DefConf());
+		if (seed % 2)
+			sgw_tcp_set_cc(&p.ep[0].c, &sgw_tcp_cc_cubic);  // odd seeds: CUBIC
+		p.Open();
+		uint64_t s = seed;
+		p.script = [&s](int, uint32_t, const sgw_tcp_seg &) {
+			s = s * 6364136223846793005ull + 1442695040888963407ull;
+			Verdict v;
+			uint32_t r = (uint32_t)(s >> 33) % 1000;
+			v.drop = r < 50;                   // 5 % loss both ways
+			v.extra = r > 970 ? 3 * kMs : 0;   // 3 % reordered
+			return v;
+		};
+		p.Write(0, 600000);
+		p.Shutdown(0);
+		p.RunFor(120 * kSec);
+		EXPECT_EQ(p.ep[1].inorder, 600000u);
+		EXPECT_EQ(p.ep[1].bad_bytes, 0u);
+		EXPECT_EQ(p.ep[0].acked, 600000u);
+		EXPECT_GE(p.Ctr(0, SGW_TCP_C_SACK_RECOVERY), 1u);
+		EXPECT_TRUE(p.ep[1].events & SGW_TCP_EV_PEER_FIN);
+		EXPECT_LE(p.ep[0].c.sb_n, SGW_TCP_SB_MAX);
+	}
+}
+
+sgw_tcp_seg
+SackAck(uint32_t ack, std::initializer_list<std::pair<uint32_t, uint32_t>> blocks)
+{
+	sgw_tcp_seg s{};
+	s.sport = 9999;
+	s.dport = 80;
+	s.seq = Drill::kPeerIss + 1;
+	s.ack = ack;
+	s.flags = SGW_TCP_F_ACK;
+	s.win = 65535;
+	for (auto &b : blocks) {
+		s.sack[s.n_sack].left = b.first;
+		s.sack[s.n_sack].right = b.second;
+		s.n_sack++;
+	}
+	if (s.n_sack)
+		s.opts = SGW_TCP_O_SACK;
+	return s;
+}
+
+void
+DrillIn(Drill &d, const sgw_tcp_seg &s)
+{
+	uint8_t b[60];
+	uint32_t h = sgw_tcp_seg_build(b, sizeof(b), &s);
+	sgw_tcp_seg p;
+	ASSERT_EQ(sgw_tcp_seg_parse(b, h, &p, nullptr), SGW_TCP_PR_OK);
+	sgw_tcp_out o;
+	sgw_tcp_out_reset(&o);
+	sgw_tcp_input(&d.e.st, &d.e.c, d.now, &p, &o);
+	d.e.Apply(o);
+}
+
+// DupThresh, two holes, NextSeg rules 1 and 4, exit at RecoveryPoint: exact segments.
+TEST(TcpSack, DrillTwoHolesExact)
+{
+	Drill d(SmallConf());
+	d.Establish(65535, SGW_TCP_O_MSS | SGW_TCP_O_SACK_PERM);
+	ASSERT_TRUE(d.e.c.flags & SGW_TCP_CF_SACK);
+	d.Write(10 * 1000);
+	for (uint32_t i = 0; i < 10; i++)
+		d.Out(SGW_TCP_F_ACK | (i == 9 ? SGW_TCP_F_PSH : 0), 1001 + 1000 * i, 5001, -1, 1000);
+	// segments 1001 and 4001 lost; two dupACKs SACKing two segments: not yet (reordering)
+	DrillIn(d, SackAck(1001, {{2001, 3001}}));
+	DrillIn(d, SackAck(1001, {{2001, 4001}}));
+	d.NoMore();
+	EXPECT_FALSE(d.e.c.flags & SGW_TCP_CF_RECOVERY);
+	// the third: recovery, the first hole again, ssthresh = cwnd = FlightSize / 2
+	DrillIn(d, SackAck(1001, {{5001, 6001}, {2001, 4001}}));
+	d.Out(SGW_TCP_F_ACK, 1001, 5001, -1, 1000);
+	d.NoMore();
+	EXPECT_TRUE(d.e.c.flags & SGW_TCP_CF_RECOVERY);
+	EXPECT_EQ(d.e.c.ssthresh, 5000u);
+	EXPECT_EQ(d.e.c.cwnd, 5000u);
+	EXPECT_EQ(d.e.c.recover, 11001u);
+	// pipe = 1000 (retransmitted) + 1000 (4001, not lost yet) + 5000 (above): nothing
+	DrillIn(d, SackAck(1001, {{5001, 7001}, {2001, 4001}}));
+	d.NoMore();
+	// three segments SACKed above 4001: lost; pipe 1000 + 3000 leaves room for it
+	DrillIn(d, SackAck(1001, {{5001, 8001}, {2001, 4001}}));
+	d.Out(SGW_TCP_F_ACK, 4001, 5001, -1, 1000);
+	d.NoMore();
+	// the first retransmission arrived: rules 1-3 have nothing, rule 4 the rescue
+	DrillIn(d, SackAck(4001, {{5001, 8001}}));
+	d.Out(SGW_TCP_F_ACK | SGW_TCP_F_PSH, 10001, 5001, -1, 1000);
+	d.NoMore();
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_RESCUE_RETX], 1u);
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SACK_RETX], 1u);
+	// RecoveryPoint acknowledged: out of recovery, cwnd = ssthresh
+	DrillIn(d, SackAck(11001, {}));
+	EXPECT_FALSE(d.e.c.flags & SGW_TCP_CF_RECOVERY);
+	EXPECT_EQ(d.e.c.cwnd, 5000u);
+	EXPECT_EQ(d.e.c.sb_n, 0);
+	EXPECT_EQ(d.e.acked, 10000u);
+	d.NoMore();
+}
+
+TEST(TcpSack, DsackAndHostileBlocksIgnoredScoreboardBounded)
+{
+	Drill d(SmallConf());
+	d.Establish(65535, SGW_TCP_O_MSS | SGW_TCP_O_SACK_PERM);
+	d.Write(20 * 1000);
+	ASSERT_EQ(d.e.sent.size(), 11u);  // SYN-ACK + IW 10
+	d.seen = d.e.sent.size();
+	// 1001..3001 acknowledged, with a D-SACK of 1001..2001 (below the ACK)
+	DrillIn(d, SackAck(3001, {{1001, 2001}}));
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_DSACK_IN], 1u);
+	EXPECT_EQ(d.e.c.sb_n, 0);
+	d.seen = d.e.sent.size();
+	// a D-SACK inside the second block
+	DrillIn(d, SackAck(3001, {{5001, 6001}, {5001, 7001}}));
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_DSACK_IN], 2u);
+	EXPECT_EQ(d.e.c.sb_n, 1);
+	// blocks beyond what was sent, empty or reversed
+	DrillIn(d, SackAck(3001, {{9001, 900001}, {8001, 8001}, {8001, 7501}}));
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SACK_BAD], 3u);
+	EXPECT_EQ(d.e.c.sb_n, 1);
+	EXPECT_FALSE(d.e.c.flags & SGW_TCP_CF_RECOVERY) << "two duplicate ACKs, 1000 bytes SACKed";
+	// blocks starting at or straddling the cumulative ACK (not D-SACKs: a second block)
+	DrillIn(d, SackAck(3001, {{9001, 10001}, {3001, 4001}}));
+	DrillIn(d, SackAck(3001, {{9001, 10001}, {2501, 3501}}));
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SACK_BAD], 5u);
+	EXPECT_EQ(d.e.c.sb_n, 2);
+	EXPECT_EQ(d.e.c.sb[0].left, 5001u);
+	EXPECT_EQ(d.e.c.sb[1].left, 9001u);
+	EXPECT_EQ(d.e.c.sb[1].right, 10001u);
+	// a hostile peer SACKs every other 100 bytes: the scoreboard keeps 6 ranges
+	for (uint32_t k = 0; k < 40; k++) {
+		uint32_t l = 3101 + 200 * k;
+		if (l + 100 > d.e.c.snd_max)
+			break;
+		DrillIn(d, SackAck(3001, {{l, l + 100}}));
+	}
+	EXPECT_EQ(d.e.c.sb_n, SGW_TCP_SB_MAX);
+	EXPECT_GT(d.e.st.ctr[SGW_TCP_C_SB_FULL], 0u);
+	for (unsigned k = 1; k < d.e.c.sb_n; k++)
+		EXPECT_LT((int32_t)(d.e.c.sb[k - 1].right - d.e.c.sb[k].left), 0);
+	EXPECT_TRUE(d.e.c.flags & SGW_TCP_CF_RECOVERY);
+	// reneging: the ACK stops at the start of a SACKed range
+	uint32_t l0 = d.e.c.sb[0].left;
+	DrillIn(d, SackAck(l0, {}));
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SACK_RENEGE], 1u);
+	EXPECT_EQ(d.e.c.sb_n, 0);
+	// everything acknowledged in the end
+	for (int i = 0; i < 4 && d.e.c.snd_una != d.e.c.snd_max; i++)
+		DrillIn(d, SackAck(d.e.c.snd_max, {}));
+	EXPECT_EQ(d.e.c.snd_una, d.e.c.snd_max);
+	EXPECT_EQ(d.e.acked, 20000u);
+}
+
+TEST(TcpSack, WithoutSackNegotiatedNewRenoRuns)
+{
+	Drill d(SmallConf());
+	d.Establish();  // no SACK-permitted from the peer
+	ASSERT_FALSE(d.e.c.flags & SGW_TCP_CF_SACK);
+	d.Write(10 * 1000);
+	d.seen = d.e.sent.size();
+	// SACK blocks from a peer that never negotiated them change nothing
+	for (int i = 0; i < 3; i++)
+		DrillIn(d, SackAck(1001, {{2001, 3001 + 1000 * (uint32_t)i}}));
+	EXPECT_EQ(d.e.c.sb_n, 0);
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SACK_RECOVERY], 0u);
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_FAST_RETX], 1u);
+	EXPECT_EQ(d.e.c.cwnd, 5000u + 3000u) << "NewReno inflation";
+}
+
+// CUBIC on a real connection: the same single loss, ssthresh 0.7 of the flight, not 0.5.
+TEST(TcpSack, CubicSenderBackOffLessThanNewReno)
+{
+	uint32_t ss[2] = {0, 0}, flight[2] = {0, 0};
+	for (int cubic = 0; cubic < 2; cubic++) {
+		SCOPED_TRACE(cubic);
+		Pair p(DefConf());
+		if (cubic)
+			sgw_tcp_set_cc(&p.ep[0].c, &sgw_tcp_cc_cubic);
+		p.Open();
+		EXPECT_STREQ(p.ep[0].c.cc->name, cubic ? "cubic" : "newreno");
+		auto sched = std::make_shared<DropSched>();
+		sched->times[60 * 1448] = 1;
+		p.script = [sched, &p, &flight, cubic](int d, uint32_t i, const sgw_tcp_seg &s) {
+			Verdict v = (*sched)(d, i, s);
+			if (v.drop)
+				flight[cubic] = 0;
+			if (d == 0 && s.len && OffA(s) == 60 * 1448 && sched->sent[OffA(s)] == 2)
+				flight[cubic] = p.ep[0].c.snd_max - p.ep[0].c.snd_una;  // at the retransmission
+			return v;
+		};
+		TimeToAcked(p, 400000, 10 * kSec);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_SACK_RECOVERY), 1u);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RTO), 0u);
+		ss[cubic] = p.ep[0].c.ssthresh;
+		ASSERT_GT(flight[cubic], 0u);
+	}
+	EXPECT_EQ(ss[0], flight[0] / 2);
+	EXPECT_EQ(ss[1], (uint32_t)((uint64_t)flight[1] * 7 / 10));
+}
+
+// ---------------------------------------------------------------- delayed ACKs, keepalive
+
+// RFC 9293 3.8.6.3 / RFC 1122 4.2.3.2 / RFC 5681 4.2: an ACK for at least every
+// second segment, never later than delack_ns after the first unacknowledged
+// byte, at once for out-of-order data, a hole filled and a FIN.
+TEST(TcpDelack, RulesAndCeiling)
+{
+	Drill d(SmallConf());
+	d.e.SetRxCap(65535);
+	d.Establish();
+	uint32_t seq = 5001;
+	// a segment, 30 ms later another small one: the timer is not pushed back
+	d.In(SGW_TCP_F_ACK, seq, 1001, 65535, 1000);
+	seq += 1000;
+	uint64_t first = d.now;
+	ASSERT_TRUE(d.e.Armed(SGW_TCP_T_DELACK));
+	EXPECT_EQ(d.e.timer[SGW_TCP_T_DELACK], first + 40 * kMs);
+	d.now += 30 * kMs;
+	d.In(SGW_TCP_F_ACK, seq, 1001, 65535, 1000);
+	seq += 1000;
+	// the second segment: ACKed at once
+	d.Out(SGW_TCP_F_ACK, 1001, seq);
+	EXPECT_FALSE(d.e.Armed(SGW_TCP_T_DELACK));
+	// out of order: at once, with SACK absent here (not negotiated), a duplicate ACK
+	d.In(SGW_TCP_F_ACK, seq + 1000, 1001, 65535, 1000);
+	d.Out(SGW_TCP_F_ACK, 1001, seq);
+	// the hole filled: at once, even though it is a single segment
+	d.In(SGW_TCP_F_ACK, seq, 1001, 65535, 1000);
+	d.Out(SGW_TCP_F_ACK, 1001, seq + 2000);
+	seq += 2000;
+	// one segment then nothing: the timer, delack_ns later
+	d.In(SGW_TCP_F_ACK, seq, 1001, 65535, 1000);
+	seq += 1000;
+	d.NoMore();
+	uint64_t t = d.now;
+	d.Fire(SGW_TCP_T_DELACK);
+	EXPECT_EQ(d.now, t + 40 * kMs);
+	d.Out(SGW_TCP_F_ACK, 1001, seq);
+	// a FIN: at once
+	d.In(SGW_TCP_F_ACK | SGW_TCP_F_FIN, seq, 1001, 65535, 0);
+	d.Out(SGW_TCP_F_ACK, 1001, seq + 1);
+	d.NoMore();
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_DELACK_FIRED], 1u);
+	// the ceiling: more than 200 ms is refused
+	sgw_tcp_conf c = DefConf();
+	c.delack_ns = 200 * kMs;
+	EXPECT_EQ(sgw_tcp_conf_check(&c), nullptr);
+	c.delack_ns = 201 * kMs;
+	EXPECT_STREQ(sgw_tcp_conf_check(&c), "delack_ns");
+}
+
+// A bulk transfer: never more than 2 data segments without an ACK, and no ACK
+// of the receiver is later than 40 ms after the data it acknowledges.
+TEST(TcpDelack, BulkAcksEverySecondSegment)
+{
+	Pair p(DefConf());
+	p.Open();
+	size_t n0 = p.ep[1].sent.size();
+	TransferAndCheck(p, 200 * 1448 + 700, 10 * kSec);
+	uint64_t data = p.Ctr(0, SGW_TCP_C_DATA_SEGS_OUT);
+	uint64_t acks = p.ep[1].sent.size() - n0;
+	EXPECT_GE(acks, data / 2);
+	EXPECT_LE(acks, data / 2 + 10);
+	EXPECT_LE(p.Ctr(1, SGW_TCP_C_DELACK_FIRED), 1u) << "only the odd last segment waits";
+}
+
+sgw_tcp_conf
+KaConf()
+{
+	sgw_tcp_conf c = DefConf();
+	c.keepalive_idle_ns = 10 * kSec;
+	c.keepalive_intvl_ns = 1 * kSec;
+	c.keepalive_probes = 3;
+	return c;
+}
+
+TEST(TcpKeepalive, OffByDefault)
+{
+	sgw_tcp_conf c = DefConf();
+	EXPECT_EQ(c.keepalive_idle_ns, 0u);
+	Pair p(c);
+	p.Open();
+	size_t n0 = p.ep[0].sent.size() + p.ep[1].sent.size();
+	p.RunFor(4 * 3600 * kSec);
+	EXPECT_EQ(p.ep[0].sent.size() + p.ep[1].sent.size(), n0);
+	EXPECT_EQ(p.ep[0].NextTimer(), kNever);
+	EXPECT_EQ(p.ep[0].c.state, SGW_TCP_ESTABLISHED);
+	c.keepalive_idle_ns = kSec;
+	c.keepalive_probes = 0;
+	EXPECT_STREQ(sgw_tcp_conf_check(&c), "keepalive_intvl_ns");
+}
+
+TEST(TcpKeepalive, AnsweredProbesKeepTheConnection)
+{
+	Pair p(KaConf(), DefConf());
+	p.Open();
+	uint64_t t0 = p.now;
+	uint64_t last_rcv = (uint64_t)p.ep[0].c.last_rcv_ms * kMs;  // the SYN-ACK, at 20 ms
+	EXPECT_EQ(last_rcv, 20 * kMs);
+	p.RunFor(35 * kSec);
+	// idle 10 s, a probe, the answer: 3 probes in 35 s, one every 10 s (+ RTT)
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_KEEPALIVE_PROBES), 3u);
+	EXPECT_EQ(p.ep[0].c.state, SGW_TCP_ESTABLISHED);
+	EXPECT_EQ(p.ep[1].c.state, SGW_TCP_ESTABLISHED);
+	// the probe: <SEQ=SND.UNA-1><ACK>, no data
+	const Parsed *probe = nullptr;
+	for (auto &x : p.ep[0].sent)
+		if (x.at > t0) {
+			probe = &x;
+			break;
+		}
+	ASSERT_NE(probe, nullptr);
+	EXPECT_EQ(probe->s.seq, p.ep[0].c.snd_una - 1);
+	EXPECT_EQ(probe->s.flags, SGW_TCP_F_ACK);
+	EXPECT_EQ(probe->s.len, 0u);
+	EXPECT_EQ(probe->at, last_rcv + 10 * kSec) << "idle from the last segment received";
+	// traffic postpones probes: data every 5 s, no probe for a minute
+	uint64_t probes = p.Ctr(0, SGW_TCP_C_KEEPALIVE_PROBES);
+	for (int i = 0; i < 12; i++) {
+		p.Write(1, 100);
+		p.RunFor(5 * kSec);
+	}
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_KEEPALIVE_PROBES), probes);
+}
+
+TEST(TcpKeepalive, DeadPeerResetAfterProbes)
+{
+	Pair p(KaConf(), DefConf());
+	p.Open();
+	uint64_t t0 = p.now;
+	uint64_t last_rcv = (uint64_t)p.ep[0].c.last_rcv_ms * kMs;
+	// the peer vanishes
+	p.script = [](int dir, uint32_t, const sgw_tcp_seg &) {
+		Verdict v;
+		v.drop = dir == 1;
+		return v;
+	};
+	uint64_t end = 0;
+	while (p.Step(t0 + 60 * kSec))
+		if (p.ep[0].c.state == SGW_TCP_CLOSED && end == 0)
+			end = p.now;
+	EXPECT_EQ(p.ep[0].c.state, SGW_TCP_CLOSED);
+	EXPECT_EQ(p.ep[0].reason, SGW_TCP_RR_TIMEOUT);
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_KEEPALIVE_PROBES), 3u);
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_KEEPALIVE_ABORT), 1u);
+	// idle (from the last segment received) + 3 intervals
+	EXPECT_EQ(end, last_rcv + 10 * kSec + 3 * kSec);
+	EXPECT_EQ(p.ep[0].sent.back().s.flags & SGW_TCP_F_RST, SGW_TCP_F_RST);
+	EXPECT_EQ(p.ep[0].NextTimer(), kNever);
+	// the peer got the RST (A -> B still works)
+	EXPECT_EQ(p.ep[1].c.state, SGW_TCP_CLOSED);
+}
+
+TEST(TcpKeepalive, HalfClosedReceiverProbesAndTimeWaitUnaffected)
+{
+	Pair p(KaConf(), KaConf());
+	p.Open();
+	// A half-closes: FIN-WAIT-2 with no limit keeps keepalive; B in CLOSE-WAIT too
+	p.Shutdown(0);
+	p.RunFor(25 * kSec);
+	EXPECT_EQ(p.ep[0].c.state, SGW_TCP_FIN_WAIT_2);
+	EXPECT_EQ(p.ep[1].c.state, SGW_TCP_CLOSE_WAIT);
+	EXPECT_GE(p.Ctr(0, SGW_TCP_C_KEEPALIVE_PROBES) + p.Ctr(1, SGW_TCP_C_KEEPALIVE_PROBES), 2u);
+	// B closes: A goes to TIME-WAIT and leaves it after 2 MSL, not at a keepalive time
+	p.Shutdown(1);
+	uint64_t t = p.now;
+	uint64_t closed = 0;
+	while (p.Step(t + 200 * kSec))
+		if (p.ep[0].c.state == SGW_TCP_CLOSED && closed == 0)
+			closed = p.now;
+	EXPECT_EQ(p.ep[1].c.state, SGW_TCP_CLOSED);
+	EXPECT_EQ(p.ep[0].c.state, SGW_TCP_CLOSED);
+	EXPECT_EQ(closed, t + 10 * kMs + 60 * kSec) << "2 MSL after the FIN arrived";
+	EXPECT_FALSE(p.ep[0].events & SGW_TCP_EV_RESET);
+}
+
+// Reordering: one segment overtaken by exactly k later ones. Fewer than
+// DupThresh (3) overtakers start no recovery and no retransmission; 3 or more
+// look like a loss (a spurious retransmission, as RFC 6675 specifies), and the
+// data stays exact either way.
+TEST(TcpSack, ReorderingBelowDupThreshIsNotALoss)
+{
+	for (uint32_t k : {1u, 2u, 3u, 5u}) {
+		SCOPED_TRACE(k);
+		Pair p(DefConf());
+		p.Open();
+		const uint32_t x = 30 * 1448;  // the segment held back
+		std::vector<uint8_t> held;
+		uint32_t after = 0;
+		bool done = false;
+		p.script = [&](int dir, uint32_t, const sgw_tcp_seg &s) {
+			Verdict v;
+			if (dir != 0 || s.len == 0 || done)
+				return v;
+			if (held.empty() && OffA(s) == x) {
+				held.assign(s.data - s.hlen, s.data + s.len);
+				v.drop = true;
+				return v;
+			}
+			if (!held.empty() && OffA(s) > x && ++after == k) {
+				v.then = held;  // right after this one, before the rest of its burst
+				done = true;
+			}
+			return v;
+		};
+		TimeToAcked(p, 200 * 1448, 10 * kSec);
+		ASSERT_TRUE(done);
+		uint64_t want = k >= 3 ? 1 : 0;
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_SACK_RECOVERY), want);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_FAST_RETX), want);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RETX_SEGS), want);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RTO), 0u);
+		EXPECT_EQ(p.Ctr(1, SGW_TCP_C_OOO_SEGS), k);
+	}
+}
+
 TEST(TcpConf, DefaultsValidAndChecked)
 {
 	sgw_tcp_conf c = DefConf();
@@ -1517,7 +2098,7 @@ TEST(TcpConf, DefaultsValidAndChecked)
 	EXPECT_STREQ(sgw_tcp_conf_check(&c), "rto_min_ns");
 	EXPECT_STREQ(sgw_tcp_state_name(SGW_TCP_CLOSE_WAIT), "CLOSE-WAIT");
 	EXPECT_STREQ(sgw_tcp_ctr_name(SGW_TCP_C_PAWS_DROP), "paws_drop");
-	EXPECT_EQ(sizeof(sgw_tcp_conn), 256u);
+	EXPECT_EQ(sizeof(sgw_tcp_conn), 320u);
 }
 
 }  // namespace
