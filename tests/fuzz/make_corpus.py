@@ -26,6 +26,8 @@
                      LIFT bytes from MH 0 (trusted), 1 downlink ESP (SPI, seq),
                      2 time only, 0x10 set: untrusted
 
+  DIR/fuzz_stream/   split-stream message sequences, in fuzz_stream.c's format:
+                     [len (1)][message], one satlink channel payload each.
 fuzz_policy's seeds are tests/data/policy/{good,bad} (tests/fuzz/run.sh).
 The output is deterministic: run it again after changing it and commit the
 files. Needs python3-scapy (for the Ethernet frames).
@@ -306,6 +308,27 @@ def tcp_seeds():
     return out
 
 
+# fuzz_stream.c: records [len (1)][bytes], each one split-stream message.
+def stream_rec(b):
+    return bytes([len(b)]) + b
+
+
+def stream_seeds():
+    open4 = (bytes([1, 0, 0x0F, 7]) + struct.pack(">HHHH", 1460, 40001, 443, 0) +
+             struct.pack(">I", 262144) + bytes([192, 168, 7, 2, 203, 0, 113, 9]))
+    open6 = (bytes([1, 3, 0x05, 0]) + struct.pack(">HHHH", 1220, 40002, 80, 0) +
+             struct.pack(">I", 65536) + bytes(range(0x20, 0x30)) + bytes(range(0xA0, 0xB0)))
+    ok = bytes([2, 0x09, 0, 0]) + struct.pack(">HH", 1400, 0) + struct.pack(">I", 131072)
+    data = bytes([4]) + struct.pack(">I", 0) + b"GET / HTTP/1.1\r\n\r\n"
+    return {
+        "open4_ok_data_fin": (stream_rec(open4) + stream_rec(ok) + stream_rec(data) +
+                              stream_rec(bytes([7]) + struct.pack(">I", 200000)) +
+                              stream_rec(bytes([5]) + struct.pack(">I", 18))),
+        "open6_refused": stream_rec(open6) + stream_rec(bytes([3, 1])),
+        "rst_bad": stream_rec(bytes([6, 3])) + stream_rec(bytes([6, 9])) + stream_rec(b"\x08"),
+    }
+
+
 def write(d, seeds):
     os.makedirs(d, exist_ok=True)
     for name, data in sorted(seeds.items()):
@@ -324,6 +347,7 @@ def main():
     write(os.path.join(a.out, "fuzz_tcp"), tcp_seeds())
     write(os.path.join(a.out, "fuzz_parse"), parse_seeds())
     write(os.path.join(a.out, "fuzz_xcp"), xcp_seeds())
+    write(os.path.join(a.out, "fuzz_stream"), stream_seeds())
     return 0
 
 
