@@ -704,9 +704,33 @@ flush(struct sgw_split_env *env, struct sgw_split *sp, struct sgw_split_out *out
 	}
 }
 
+/* The window field the leg's last ACK carried (rounded down to its scale). */
+static uint32_t
+adv_field(const struct sgw_tcp_conn *c)
+{
+	uint32_t w = (c->rcv_adv - c->rcv_nxt) >> c->rcv_wscale;
+
+	if (SGW_SEQ_LT(c->rcv_adv, c->rcv_nxt))
+		return 0;
+	return w > 65535 ? 65535 : w;
+}
+
 /*
- * RWND anti-freeze (seed 003): once the leg advertised a zero window, check
- * the relay periodically (period doubling, FREEZE_MAX_TRIES) until new data
+ * The sender is frozen: the window it was given is zero or below one full
+ * segment (it then waits: sender SWS avoidance), and the relay being full is
+ * why (the leg's own edge does not move until an MSS is free).
+ */
+static int
+adv_below_mss(const struct sgw_tcp_conn *c)
+{
+	uint32_t mss = c->rcv_mss ? c->rcv_mss : 536;
+
+	return SGW_SEQ_LT(c->rcv_adv, c->rcv_nxt) || c->rcv_adv - c->rcv_nxt < mss;
+}
+
+/*
+ * RWND anti-freeze (seed 003): once the leg advertised a zero window (or one
+ * below a segment: the sender waits the same), check the relay periodically (period doubling, FREEZE_MAX_TRIES) until new data
  * arrives; freeze_check sends the update.
  */
 static void
@@ -719,7 +743,7 @@ freeze_track(struct sgw_split_env *env, struct sgw_split *sp, struct sgw_split_o
 		return;
 	if ((sp->flags & F_FROZEN) && (c->rcv_nxt != sp->freeze_nxt || !tcp_receiving(c)))
 		sp->flags &= (uint8_t)~F_FROZEN; /* new data: the sender is out of it */
-	if (!(sp->flags & F_FROZEN) && tcp_receiving(c) && c->rcv_adv == c->rcv_nxt) {
+	if (!(sp->flags & F_FROZEN) && tcp_receiving(c) && adv_below_mss(c)) {
 		sp->flags |= F_FROZEN;
 		sp->freeze_nxt = c->rcv_nxt;
 		sp->freeze_tries = 0;
@@ -749,9 +773,9 @@ freeze_check(struct sgw_split_env *env, struct sgw_split *sp, struct sgw_split_o
 	if (c->rcv_adv != adv_before)
 		return;
 	/* ... else a forced duplicate ACK repeating an open window (lost update) */
-	if (c->rcv_adv != c->rcv_nxt) {
-		wnd = (c->rcv_adv - c->rcv_nxt) >> c->rcv_wscale;
-		craft_ack(env, sp, c->rcv_nxt, (uint16_t)(wnd > 65535 ? 65535 : wnd));
+	wnd = adv_field(c);
+	if (wnd != 0) {
+		craft_ack(env, sp, c->rcv_nxt, (uint16_t)wnd);
 		env->ctr[SGW_SPLIT_C_ANTI_FREEZE]++;
 	}
 }
