@@ -1225,6 +1225,104 @@ TEST(SplitRelay, SchemesSelectable)
 	}
 }
 
+// IPv6: the opener's OPEN carries the 16-byte addresses and ports once; the
+// acceptor's half names the same connection (its leg speaks as the client's
+// port toward the server's). Two bare envs, messages handed over by hand.
+struct Cap {
+	std::vector<std::vector<uint8_t>> msgs;
+	std::vector<std::vector<uint8_t>> segs;
+};
+
+uint32_t
+CapCan(void *, const sgw_split *, uint64_t)
+{
+	return 1u << 20;
+}
+
+int
+CapSend(void *ctx, sgw_split *, uint16_t, const sgw_split_iov *iov, unsigned n)
+{
+	std::vector<uint8_t> m;
+	for (unsigned i = 0; i < n; i++)
+		m.insert(m.end(), iov[i].p, iov[i].p + iov[i].len);
+	static_cast<Cap *>(ctx)->msgs.push_back(m);
+	return 0;
+}
+
+void
+CapTx(void *ctx, sgw_split *, const uint8_t *hdr, uint32_t hlen, const sgw_split_iov *, unsigned)
+{
+	static_cast<Cap *>(ctx)->segs.emplace_back(hdr, hdr + hlen);
+}
+
+TEST(SplitIpv6, OpenCarriesAddressesOnce)
+{
+	static const sgw_split_io_ops io = {CapTx};
+	static const sgw_split_sat_ops sat = {CapCan, CapSend};
+	sgw_split_conf sc;
+	sgw_split_conf_default(&sc);
+	sgw_tcp_conf tc;
+	sgw_tcp_conf_default(&tc);
+	Cap tcap, hcap;
+	sgw_tcp_stack tst, hst;
+	sgw_split_env tenv, henv;
+	ASSERT_EQ(sgw_tcp_stack_init(&tst, &tc, &sgw_split_tcp_ops, &tenv), 0);
+	ASSERT_EQ(sgw_tcp_stack_init(&hst, &tc, &sgw_split_tcp_ops, &henv), 0);
+	ASSERT_EQ(sgw_split_env_init(&tenv, &sc, &tst, &io, &sat, &tcap), 0);
+	ASSERT_EQ(sgw_split_env_init(&henv, &sc, &hst, &io, &sat, &hcap), 0);
+	std::vector<uint8_t> mem(4 * 65536);
+	sgw_split_bufs tb = {mem.data(), 65536, 65536, mem.data() + 65536, 65536, 65536};
+	sgw_split_bufs hb = {mem.data() + 131072, 65536, 65536, mem.data() + 196608, 65536, 65536};
+	auto term = std::make_unique<sgw_split>();
+	auto hub = std::make_unique<sgw_split>();
+	sgw_split_addr a;
+	memset(&a, 0, sizeof(a));
+	a.ipv6 = 1;
+	for (int i = 0; i < 16; i++) {
+		a.saddr[i] = static_cast<uint8_t>(0x20 + i);
+		a.daddr[i] = static_cast<uint8_t>(0xa0 + i);
+	}
+	a.sport = 51000;
+	a.dport = 443;
+	sgw_tcp_seg syn;
+	memset(&syn, 0, sizeof(syn));
+	syn.sport = 51000;
+	syn.dport = 443;
+	syn.seq = 777;
+	syn.flags = SGW_TCP_F_SYN;
+	syn.win = 65535;
+	syn.opts = SGW_TCP_O_MSS | SGW_TCP_O_SACK_PERM | SGW_TCP_O_TS | SGW_TCP_O_WS;
+	syn.mss = 1220;
+	syn.wscale = 9;
+	sgw_split_out o;
+	ASSERT_EQ(sgw_split_open(&tenv, term.get(), kSec, &a, &syn, SGW_SPLIT_END_TO_END, 5, 1234,
+				 &tb, nullptr, &o), 0);
+	EXPECT_TRUE(tcap.segs.empty());  // end to end: the SYN is held
+	ASSERT_EQ(tcap.msgs.size(), 1u);
+	ASSERT_EQ(tcap.msgs[0].size(), SGW_STREAM_OPEN6_LEN);
+	sgw_stream_msg m;
+	ASSERT_EQ(sgw_stream_decode(tcap.msgs[0].data(), tcap.msgs[0].size(), &m, nullptr),
+		  SGW_STREAM_E_OK);
+	EXPECT_EQ(m.flags, SGW_STREAM_F_IPV6);
+	EXPECT_EQ(m.opts, SGW_STREAM_O__ALL);
+	EXPECT_EQ(m.mss, 1220);
+	EXPECT_EQ(m.wscale, 9);
+	EXPECT_EQ(m.off, 65536u);
+	ASSERT_EQ(sgw_split_accept(&henv, hub.get(), kSec, &m, 5, 4321, &hb, nullptr, &o), 0);
+	EXPECT_EQ(hub->addr.ipv6, 1);
+	EXPECT_EQ(memcmp(hub->addr.saddr, a.saddr, 16), 0);
+	EXPECT_EQ(memcmp(hub->addr.daddr, a.daddr, 16), 0);
+	// the hub's leg: a SYN from the client's port to the server's
+	ASSERT_EQ(hcap.segs.size(), 1u);
+	sgw_tcp_seg s;
+	ASSERT_EQ(sgw_tcp_seg_parse(hcap.segs[0].data(), hcap.segs[0].size(), &s, nullptr),
+		  SGW_TCP_PR_OK);
+	EXPECT_EQ(s.flags, SGW_TCP_F_SYN);
+	EXPECT_EQ(s.sport, 51000);
+	EXPECT_EQ(s.dport, 443);
+	EXPECT_TRUE(hcap.msgs.empty());  // no OPEN_OK before the server answered
+}
+
 // State per idle split connection, excluding relay buffers.
 TEST(SplitSize, BytesPerIdleConnection)
 {
