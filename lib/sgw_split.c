@@ -608,6 +608,7 @@ send_data(struct sgw_split_env *env, struct sgw_split *sp, unsigned int *budget)
 	struct sgw_split_iov iov[3];
 	uint8_t hdr[SGW_STREAM_DATA_HDR];
 	uint32_t used, credit, room, n, l, sent = 0, off;
+	uint32_t maxpay = env->conf.max_msg - SGW_STREAM_DATA_HDR;
 	int32_t cr;
 	unsigned int k;
 
@@ -632,8 +633,17 @@ send_data(struct sgw_split_env *env, struct sgw_split *sp, unsigned int *budget)
 			n = credit;
 		if (n > room - SGW_STREAM_DATA_HDR)
 			n = room - SGW_STREAM_DATA_HDR;
-		if (n > env->conf.max_msg - SGW_STREAM_DATA_HDR)
-			n = env->conf.max_msg - SGW_STREAM_DATA_HDR;
+		if (n > maxpay)
+			n = maxpay;
+		/*
+		 * Packing: after full messages, a short tail of a burst waits while
+		 * the leg holds a delayed ACK (the peer's next segment is due; at the
+		 * latest the delayed-ACK timer calls us back, 40 ms). A lone short
+		 * write (a request) is never held.
+		 */
+		if (n == used && n < maxpay && sent > 0 && (sp->tcp.flags & SGW_TCP_CF_DELACK) &&
+		    !(sp->flags & F_LOCAL_FIN))
+			break;
 		sgw_stream_data_hdr(hdr, off);
 		iov[0].p = hdr;
 		iov[0].len = SGW_STREAM_DATA_HDR;
