@@ -871,6 +871,20 @@ TEST(SplitHandshake, EndToEndWaitsSpoofedAnswersAtOnce)
 	}
 }
 
+// Spoofed: the client's request goes right behind OPEN and is never held for
+// packing: the server has it one satellite hop plus its own handshake later.
+TEST(SplitHandshake, SpoofedRequestNotDelayed)
+{
+	Sim sim;
+	sim.term.mode = SGW_SPLIT_SPOOFED;
+	sim.Connect(40014, 200, false);
+	ASSERT_TRUE(sim.RunUntil(2 * kSec, [&] { return RxDone(sim.ServerApp(40014), 200); }));
+	// SYN/SYN-ACK/ACK on the LAN 3 ms, OPEN + DATA 270 ms (+ serialisation),
+	// the hub's handshake with the server 20 ms, the data 10 ms
+	EXPECT_LE(sim.now, 310 * kMs);
+	EXPECT_GE(sim.now, 300 * kMs);
+}
+
 // A server that refuses (RST to the SYN). End to end: the client gets a RST
 // to its SYN (ECONNREFUSED), as without satgw. Spoofed: connected, then RST.
 TEST(SplitHandshake, RefusedLooksLikeRefused)
