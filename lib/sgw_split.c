@@ -442,7 +442,7 @@ op_rx_advance(void *ctx, struct sgw_tcp_conn *c, uint32_t n)
 		return;
 	}
 	if (rwc_on(sp))
-		sgw_rwc_data(sp->rwc, &sp->rx, env->now, seq, n, 0);
+		sgw_rwc_data(sp->rwc, &sp->rx, env->now, seq, n, env->echo_ns);
 }
 
 static uint32_t
@@ -971,6 +971,25 @@ sgw_split_refuse(struct sgw_split_env *env, uint16_t channel, uint8_t reason)
 	return 0;
 }
 
+/*
+ * When we sent the ACK a segment's TSecr echoes: the leg's TSval is its
+ * millisecond clock plus ts_offset (sgw_tcp_priv.h), so the echo names its
+ * own send time, to the millisecond. 0 when unknown or implausible (more than
+ * 60 s back, or ahead).
+ */
+static uint64_t
+echo_time(const struct sgw_split *sp, uint64_t now, const struct sgw_tcp_seg *seg)
+{
+	uint32_t now_ms = (uint32_t)(now / 1000000ull), age;
+
+	if (!(sp->tcp.flags & SGW_TCP_CF_TS) || !(seg->opts & SGW_TCP_O_TS) || seg->tsecr == 0)
+		return 0;
+	age = now_ms + sp->tcp.ts_offset - seg->tsecr;
+	if (age > 60000u || (uint64_t)age * 1000000ull > now)
+		return 0;
+	return now - (uint64_t)age * 1000000ull;
+}
+
 void
 sgw_split_tcp_input(struct sgw_split_env *env, struct sgw_split *sp, uint64_t now,
 		    const struct sgw_tcp_seg *seg, struct sgw_split_out *out)
@@ -996,8 +1015,10 @@ sgw_split_tcp_input(struct sgw_split_env *env, struct sgw_split *sp, uint64_t no
 		post(env, sp, out);
 		return;
 	}
+	env->echo_ns = echo_time(sp, now, seg);
 	sgw_tcp_out_reset(&to);
 	sgw_tcp_input(env->tcp, &sp->tcp, now, seg, &to);
+	env->echo_ns = 0;
 	merge_tcp(env, sp, &to, out);
 	post(env, sp, out);
 }

@@ -179,6 +179,8 @@ struct sgw_split_env {
 	struct sgw_split_sat_ops sat;
 	void *ctx;                          /* passed to io and sat */
 	uint64_t now;                       /* the current call's time (callbacks read it) */
+	uint64_t echo_ns;                   /* the segment in input: when we sent the ACK
+					     * its TSecr echoes (0: unknown), for ACKRES */
 	uint64_t ctr[SGW_SPLIT_C__COUNT];
 	uint64_t msg_err[SGW_STREAM_E__COUNT];
 };

@@ -1210,6 +1210,7 @@ TEST(SplitRelay, SchemesSelectable)
 		sgw_split_conf_default(&sc);
 		sc.rwc.scheme = scheme;
 		sc.rwc.b_th = 16384;
+		sc.rwc.rto_min_ns = 200 * kMs;  // the client's (sgw_tcp's, as Linux) RTO floor
 		Sim sim(&sc);
 		sim.up.rate_bps = 2000000;
 		sim.term.rx_ring = sim.term.rx_limit = 65536;
@@ -1230,12 +1231,18 @@ TEST(SplitRelay, SchemesSelectable)
 			EXPECT_GT(withheld, 0u);
 		}
 		EXPECT_LE(sp->rx.occ_max, sp->rx.limit);
+		sgw_rwc *rwc = sim.term.rwcs.begin()->second.get();
+		if (scheme == SGW_RWC_ACKRES) {
+			// the estimator gets path samples from the timestamps echoed
+			EXPECT_GT(rwc->st.rtt_samples, 0u);
+		}
 		printf("%s: 1 MB up in %.2f s, ACKs withheld %llu, bytes beyond the relay %llu, "
-		       "client RTOs %llu, relay max %u of %u\n",
+		       "client RTOs %llu, relay max %u of %u, rto refreshes %u, rtt samples %u\n",
 		       sgw_rwc_scheme_name(scheme), (double)sim.now / kSec,
 		       (unsigned long long)withheld, (unsigned long long)clipped,
 		       (unsigned long long)sim.client.st.ctr[SGW_TCP_C_RTO], sp->rx.occ_max,
-		       sp->rx.limit);
+		       sp->rx.limit, scheme == SGW_RWC_RWND ? 0u : rwc->st.rto_refreshes,
+		       scheme == SGW_RWC_RWND ? 0u : rwc->st.rtt_samples);
 	}
 }
 
