@@ -740,8 +740,9 @@ adv_below_mss(const struct sgw_tcp_conn *c)
 
 /*
  * RWND anti-freeze (seed 003): once the leg advertised a zero window (or one
- * below a segment: the sender waits the same), check the relay periodically (period doubling, FREEZE_MAX_TRIES) until new data
- * arrives; freeze_check sends the update.
+ * below a segment: the sender waits the same), check the relay periodically
+ * (period doubling, FREEZE_MAX_TRIES) until new data arrives; freeze_check
+ * sends the update.
  */
 static void
 freeze_track(struct sgw_split_env *env, struct sgw_split *sp, struct sgw_split_out *out)

@@ -60,7 +60,7 @@ enum sgw_stream_rst {
 	SGW_STREAM_RST_PEER = 1,  /* the far TCP peer reset its connection */
 	SGW_STREAM_RST_TIMEOUT,   /* the far leg's retransmissions were exhausted */
 	SGW_STREAM_RST_IDLE,      /* idle timeout */
-	SGW_STREAM_RST_ABORT,     /* the far gateway gave the connection up (resources, shutdown) */
+	SGW_STREAM_RST_ABORT,     /* the far gateway gave it up (resources, shutdown) */
 	SGW_STREAM_RST_PROTOCOL,  /* a stream message made no sense (offset, credit, order) */
 	SGW_STREAM_RST__END
 };

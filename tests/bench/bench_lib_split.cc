@@ -93,8 +93,8 @@ struct Bed {
 		s.mss = 1460;
 		s.wscale = 7;
 		sgw_split_out o;
-		sgw_split_open(&env, sp.get(), now, &a, &s, SGW_SPLIT_SPOOFED, 7, 5000, &b, nullptr,
-			       &o);
+		sgw_split_open(&env, sp.get(), now, &a, &s, SGW_SPLIT_SPOOFED, 7, 5000, &b,
+			       nullptr, &o);
 		memset(&s, 0, sizeof(s));
 		s.sport = 40001;
 		s.dport = 80;

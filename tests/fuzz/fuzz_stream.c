@@ -415,13 +415,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			memcpy(copy, data + pos, n);
 			if (!H.closed) {
 				codec_check(copy, n);
-				/* CREDIT / OPEN_OK the half will take: the edge it may now send to */
+				/* CREDIT / OPEN_OK the half takes: the edge it may send to */
 				if (n == SGW_STREAM_CREDIT_LEN && copy[0] == SGW_STREAM_CREDIT &&
 				    (int32_t)(rd32(copy + 1) - H.far_edge) > 0 &&
 				    rd32(copy + 1) - (uint32_t)H.sp.rx.out_bytes <= (1u << 30))
 					H.far_edge = rd32(copy + 1);
 				if (sgw_stream_decode(copy, n, &m, NULL) == SGW_STREAM_E_OK &&
-				    m.type == SGW_STREAM_OPEN_OK && H.sp.role == SGW_SPLIT_OPENER &&
+				    m.type == SGW_STREAM_OPEN_OK &&
+				    H.sp.role == SGW_SPLIT_OPENER &&
 				    H.sp.state == SGW_SPLIT_S_OPENING &&
 				    (int32_t)(m.off - H.far_edge) > 0)
 					H.far_edge = m.off;

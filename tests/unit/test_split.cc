@@ -240,7 +240,8 @@ struct Sim {
 		uint32_t k = Key(s.dport, s.sport);
 		auto it = h.apps.find(k);
 		if (it == h.apps.end()) {
-			if (h.is_client || (s.flags & (SGW_TCP_F_SYN | SGW_TCP_F_ACK)) != SGW_TCP_F_SYN)
+			if (h.is_client ||
+			    (s.flags & (SGW_TCP_F_SYN | SGW_TCP_F_ACK)) != SGW_TCP_F_SYN)
 				return;  // stray segment: the test does not need the RST
 			h.syn_seen++;
 			if (h.drop_syn)
@@ -269,7 +270,8 @@ struct Sim {
 			App *ap = a.get();
 			h.apps[k] = std::move(a);
 			if (ap->read_rate)
-				At(now + ap->read_every, [this, hp = &h, ap] { ReadTick(*hp, *ap); });
+				At(now + ap->read_every,
+				   [this, hp = &h, ap] { ReadTick(*hp, *ap); });
 			it = h.apps.find(k);
 		}
 		App &a = *it->second;
@@ -424,7 +426,8 @@ struct Sim {
 		auto it = g.splits.find(ch);
 		if (it != g.splits.end() && it->second->state != SGW_SPLIT_S_CLOSED) {
 			sgw_split_out o;
-			sgw_split_stream_input(&g.env, it->second.get(), now, m.data(), m.size(), &o);
+			sgw_split_stream_input(&g.env, it->second.get(), now, m.data(), m.size(),
+					       &o);
 			GwOut(g, ch, o);
 			return;
 		}
@@ -514,7 +517,8 @@ struct Sim {
 						*fire = [this, gp, ch, id] {
 							gp->tm[ch][id] = kNever;
 							sgw_split_out o;
-							sgw_split_timer(&gp->env, gp->splits[ch].get(), now,
+							sgw_split_timer(&gp->env,
+									gp->splits[ch].get(), now,
 									id, &o);
 							GwOut(*gp, ch, o);
 						};
@@ -550,7 +554,8 @@ struct Sim {
 			}
 			for (auto *h : {&client, &server})
 				for (auto &kv : h->apps)
-					if (kv.second->abort_after != UINT64_MAX && !kv.second->aborted &&
+					if (kv.second->abort_after != UINT64_MAX &&
+					    !kv.second->aborted &&
 					    kv.second->acked >= kv.second->abort_after) {
 						kv.second->aborted = true;
 						sgw_tcp_out o;
@@ -787,7 +792,8 @@ TEST_P(SplitTransfer, ByteExactAndCloses)
 		       RxDone(s, tp.download ? small : big) && ended(c) && ended(s);
 	});
 	App *s = sim.ServerApp(40001);
-	printf("t=%.3f s client rx %llu state %s, server rx %llu state %s\n", (double)sim.now / kSec,
+	printf("t=%.3f s client rx %llu state %s, server rx %llu state %s\n",
+	       (double)sim.now / kSec,
 	       (unsigned long long)c->inorder, sgw_tcp_state_name(c->c.state),
 	       (unsigned long long)(s ? s->inorder : 0), s ? sgw_tcp_state_name(s->c.state) : "-");
 	ASSERT_TRUE(ok);
@@ -841,7 +847,8 @@ TEST_P(SplitTransfer, ByteExactAndCloses)
 
 INSTANTIATE_TEST_SUITE_P(
 	Modes, SplitTransfer,
-	::testing::Values(Transfer{SGW_SPLIT_END_TO_END, true}, Transfer{SGW_SPLIT_END_TO_END, false},
+	::testing::Values(Transfer{SGW_SPLIT_END_TO_END, true},
+			  Transfer{SGW_SPLIT_END_TO_END, false},
 			  Transfer{SGW_SPLIT_SPOOFED, true}, Transfer{SGW_SPLIT_SPOOFED, false}),
 	[](const ::testing::TestParamInfo<Transfer> &i) {
 		return std::string(i.param.mode == SGW_SPLIT_SPOOFED ? "Spoofed" : "EndToEnd") +
@@ -856,7 +863,8 @@ TEST(SplitHandshake, EndToEndWaitsSpoofedAnswersAtOnce)
 		Sim sim;
 		sim.term.mode = mode;
 		App *c = sim.Connect(40002, 0, false);
-		ASSERT_TRUE(sim.RunUntil(5 * kSec, [&] { return c->c.state == SGW_TCP_ESTABLISHED; }));
+		ASSERT_TRUE(sim.RunUntil(5 * kSec,
+					 [&] { return c->c.state == SGW_TCP_ESTABLISHED; }));
 		uint64_t t = sim.now;
 		if (mode == SGW_SPLIT_END_TO_END) {
 			// client -> terminal 1 ms, OPEN 270 ms, hub -> server -> hub 20 ms,
@@ -866,7 +874,8 @@ TEST(SplitHandshake, EndToEndWaitsSpoofedAnswersAtOnce)
 			EXPECT_NE(sim.ServerApp(40002), nullptr);
 		} else {
 			EXPECT_LE(t, 5 * kMs);
-			EXPECT_EQ(sim.ServerApp(40002), nullptr);  // the server has not seen it yet
+			// the server has not seen it yet
+			EXPECT_EQ(sim.ServerApp(40002), nullptr);
 		}
 	}
 }
@@ -942,7 +951,8 @@ TEST(SplitHandshake, UnreachableStaysUnanswered)
 	EXPECT_GE(sim.term.env.ctr[SGW_SPLIT_C_SYN_HELD_DUP], 1u);  // the client retried meanwhile
 	// the client's later SYN retries open new attempts; they fail the same way,
 	// and the client ends by itself with a timeout, never a RST
-	ASSERT_TRUE(sim.RunUntil(sim.now + 60 * kSec, [&] { return c->c.state == SGW_TCP_CLOSED; }));
+	ASSERT_TRUE(sim.RunUntil(sim.now + 60 * kSec,
+				 [&] { return c->c.state == SGW_TCP_CLOSED; }));
 	EXPECT_EQ(c->reset_reason, SGW_TCP_RR_TIMEOUT);
 }
 
@@ -1022,7 +1032,8 @@ TEST(SplitFlowControl, SlowServerStallsOnlyItsStream)
 	sim.hub.tx_ring = sim.hub.tx_limit = 2u << 20;
 	sim.term.rx_ring = sim.term.rx_limit = 262144;
 	App *fast = sim.Connect(40010, 2u << 20, true);
-	ASSERT_TRUE(sim.RunUntil(60 * kSec, [&] { return RxDone(sim.ServerApp(40010), 2u << 20); }));
+	ASSERT_TRUE(sim.RunUntil(60 * kSec,
+				 [&] { return RxDone(sim.ServerApp(40010), 2u << 20); }));
 	uint64_t t_fast = sim.now;
 	App *s_slow = sim.ServerApp(40009);
 	// the slow one is far from done: its bytes are held back by credit, not lost
@@ -1113,11 +1124,13 @@ TEST(SplitProtocol, BadMessagesReset)
 		SCOPED_TRACE(i);
 		Sim sim;
 		App *c = sim.Connect(40013, 0, false);
-		ASSERT_TRUE(sim.RunUntil(5 * kSec, [&] { return c->c.state == SGW_TCP_ESTABLISHED; }));
+		ASSERT_TRUE(sim.RunUntil(5 * kSec,
+					 [&] { return c->c.state == SGW_TCP_ESTABLISHED; }));
 		sgw_split *sp = sim.Split(sim.term, 40013);
 		ASSERT_NE(sp, nullptr);
 		sgw_split_out o;
-		sgw_split_stream_input(&sim.term.env, sp, sim.now, bad[i].data(), bad[i].size(), &o);
+		sgw_split_stream_input(&sim.term.env, sp, sim.now, bad[i].data(), bad[i].size(),
+				       &o);
 		sim.GwOut(sim.term, sp->channel, o);
 		EXPECT_EQ(sim.term.env.ctr[SGW_SPLIT_C_PROTO_ERR], 1u);
 		ASSERT_TRUE(sim.RunUntil(sim.now + 5 * kSec, [&] {
@@ -1171,7 +1184,8 @@ TEST(SplitRelay, AntiFreezeRecoversLostWindowUpdate)
 	int drops = 0;
 	sim.drop_to_client = [&](const Pkt &p) {
 		sgw_tcp_seg s;
-		if (sgw_tcp_seg_parse(p.bytes.data(), p.bytes.size(), &s, nullptr) != SGW_TCP_PR_OK)
+		if (sgw_tcp_seg_parse(p.bytes.data(), p.bytes.size(), &s, nullptr) !=
+		    SGW_TCP_PR_OK)
 			return false;
 		bool drop = last_win == 0 && s.win > 0 && s.len == 0 && drops < 3;
 		last_win = s.win;
