@@ -35,6 +35,9 @@
                      downlink packet (ESP seq first), 2 hub control, 3 poll;
                      op | 4: the segment from an 8-byte description
 
+  DIR/fuzz_stream/   records in fuzz_stream.c's format: [op][len][bytes]: stream
+                     messages from the far half, time, the server's segments,
+                     the channel's room.
 fuzz_policy's seeds are tests/data/policy/{good,bad} (tests/fuzz/run.sh).
 The output is deterministic: run it again after changing it and commit the
 files. Needs python3-scapy (for the Ethernet frames).
@@ -363,6 +366,60 @@ def lift_mh_seeds():
         mh_tx(0, MH_RST | MH_ACK, 0, 0, port=0x80) + mh_rx(0, 2, MH_RST, 0, 0)
     return {"lift-mh-cycle": cycle, "lift-mh-forced": forced, "lift-mh-hostile": hostile}
 
+# fuzz_stream.c: a setup byte (bit 0: opener, bit 1: spoofed), then records
+# [op (1)][len (1)][bytes, op 0 only]: op % 4 == 0 a stream message from
+# the far half, 1 len x 10 ms pass, 2 the server sends len bytes and ACKs (window
+# op >> 2 KB), 3 the channel's room is len x 64 bytes.
+def st_msg(b):
+    return bytes([0, len(b)]) + b
+
+
+def st_time(tens_ms):
+    return bytes([1, tens_ms])
+
+
+def st_srv(n, wnd_kb=60):
+    return bytes([2 | (wnd_kb << 2), n])
+
+
+def st_room(units):
+    return bytes([3, units])
+
+
+def st_data(off, payload):
+    return st_msg(bytes([4]) + struct.pack(">I", off) + payload)
+
+
+def stream_seeds():
+    credit = lambda e: st_msg(bytes([7]) + struct.pack(">I", e))
+    fin = lambda off: st_msg(bytes([5]) + struct.pack(">I", off))
+    ok = st_msg(bytes([2, 0x01, 0, 0]) + struct.pack(">HH", 1400, 0) + struct.pack(">I", 4096))
+    acc = {
+        "data_both_ways_fin": (st_data(0, b"GET / HTTP/1.1\r\n\r\n") + st_srv(0) + st_time(2) +
+                               st_srv(200) + st_srv(200) + credit(8192) + st_srv(100) +
+                               st_time(5) + st_data(18, b"more") + fin(22) + st_srv(0) +
+                               st_time(10)),
+        "credit_stall_room": (st_room(1) + st_srv(250) + st_srv(250) + st_room(0) + st_srv(250) +
+                              st_time(20) + st_room(200) + credit(20000) + st_srv(0, 0) +
+                              st_time(50) + st_srv(0)),
+        "fill_tx_relay": b"".join(st_data(i * 200, bytes(200)) for i in range(22)) + st_time(30),
+        "bad_and_rst": (st_data(5, b"x") + st_msg(bytes([6, 3])) + st_msg(b"\x08") +
+                        st_msg(bytes([3, 1]))),
+        "idle": st_srv(10) + b"".join(st_time(255) for _ in range(14)),
+    }
+    out = {"acceptor_" + k: b"\x00" + v for k, v in acc.items()}
+    # opener, end to end: OPEN_OK releases the held SYN; the client ACKs and sends
+    out["opener_e2e_ok_data"] = (b"\x01" + st_time(3) + ok + st_srv(0) + st_srv(200) +
+                                 st_data(0, b"HTTP/1.1 200 OK\r\n") + st_srv(0) +
+                                 credit(9000) + st_srv(200) + fin(17) + st_srv(0) +
+                                 st_time(20))
+    out["opener_e2e_refused"] = b"\x01" + st_time(100) + st_msg(bytes([3, 1]))
+    out["opener_e2e_unreachable"] = b"\x01" + st_time(100) + st_msg(bytes([3, 2]))
+    out["opener_spoofed_freeze"] = (b"\x03" + st_room(0) + b"".join(st_srv(250) for _ in range(20)) +
+                                    st_time(15) + st_room(2) + st_time(15) + st_room(255) +
+                                    st_time(50) + st_srv(0) + st_msg(bytes([3, 3])))
+    return out
+
 
 def write(d, seeds):
     os.makedirs(d, exist_ok=True)
@@ -412,6 +469,7 @@ def main():
     write(os.path.join(a.out, "fuzz_parse"), parse_seeds())
     write(os.path.join(a.out, "fuzz_xcp"), xcp_seeds())
     write(os.path.join(a.out, "fuzz_esp"), esp_seeds())
+    write(os.path.join(a.out, "fuzz_stream"), stream_seeds())
     return 0
 
 

@@ -25,7 +25,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
 src=$(cd "$here/../.." && pwd)
-harnesses=(fuzz_parse fuzz_satlink fuzz_policy fuzz_xcp fuzz_lift fuzz_tcp fuzz_esp fuzz_lift_mh)
+harnesses=(fuzz_parse fuzz_satlink fuzz_policy fuzz_xcp fuzz_lift fuzz_tcp fuzz_esp fuzz_lift_mh fuzz_stream)
 
 die() {
 	echo "fuzz: FAIL: $*" >&2
@@ -37,6 +37,7 @@ seed_dirs() {
 	case "$1" in
 	fuzz_parse|fuzz_satlink|fuzz_xcp|fuzz_lift|fuzz_tcp|fuzz_esp|fuzz_lift_mh) echo "$here/corpus/$1" ;;
 	fuzz_policy) echo "$src/tests/data/policy/good $src/tests/data/policy/bad" ;;
+	fuzz_stream) echo "$here/corpus/$1" ;;
 	*) die "unknown harness '$1' (known: ${harnesses[*]})" ;;
 	esac
 }
