@@ -64,6 +64,34 @@ satlink_diff(const struct sgw_satlink_conf *a, const struct sgw_satlink_conf *b)
 }
 
 /*
+ * The first key of two enabled lift sections that differs, or NULL: each worker's machine
+ * (tables, timer, bounds) is built from the section at startup.
+ */
+static const char *
+lift_diff(const struct sgw_lift_policy *a, const struct sgw_lift_policy *b)
+{
+	if (a->timer_mode != b->timer_mode)
+		return "timer";
+	if (a->timer_ms != b->timer_ms)
+		return "timer_ms";
+	if (a->timer_min_ms != b->timer_min_ms)
+		return "timer_min_ms";
+	if (a->max_frozen_ms != b->max_frozen_ms)
+		return "max_frozen_ms";
+	if (a->share_window_ms != b->share_window_ms)
+		return "share_window_ms";
+	if (a->max_share_permille != b->max_share_permille)
+		return "max_share_permille";
+	if (a->suspend_ms != b->suspend_ms)
+		return "suspend_ms";
+	if (a->max_flows != b->max_flows)
+		return "max_flows";
+	if (a->max_sas != b->max_sas)
+		return "max_sas";
+	return NULL;
+}
+
+/*
  * With satlink the sessions (one per terminal at a hub) are created at
  * startup: the set of terminal ids, in any order, must stay. 1 when it
  * changed (or cannot be compared for want of memory), else 0.
@@ -133,6 +161,16 @@ sgw_policy_restart_diff(const struct sgw_policy *cur, const struct sgw_policy *n
 	if (cur->workers.burst != next->workers.burst ||
 	    cur->workers.timer_tick_us != next->workers.timer_tick_us) {
 		snprintf(why, len, "workers.burst or workers.timer_tick_us changed");
+		return 1;
+	}
+	/* lift: each worker's machine is built from the section at startup. */
+	if (cur->lift.enabled != next->lift.enabled) {
+		snprintf(why, len, "lift %s", next->lift.enabled ? "added" : "removed");
+		return 1;
+	}
+	key = cur->lift.enabled ? lift_diff(&cur->lift, &next->lift) : NULL;
+	if (key != NULL) {
+		snprintf(why, len, "lift.%s changed", key);
 		return 1;
 	}
 	/* satlink: sessions, windows, pacing and keys are set up at startup. */

@@ -268,6 +268,24 @@ put_satlink(FILE *f, const struct sgw_policy *p)
 	}
 }
 
+static void
+put_lift(FILE *f, const struct sgw_policy *p)
+{
+	const struct sgw_lift_policy *lp = &p->lift;
+	bool adaptive = lp->timer_mode == SGW_LIFT_TIMER_POL_ADAPTIVE;
+
+	/* The protocol number is protocols.lift (written above): lift.protocol is its alias. */
+	fprintf(f, "lift:\n  enabled: true\n  timer: %s\n  timer_ms: %" PRIu32 "\n",
+		adaptive ? "adaptive" : "fixed", lp->timer_ms);
+	if (adaptive)
+		fprintf(f, "  timer_min_ms: %" PRIu32 "\n", lp->timer_min_ms);
+	fprintf(f, "  max_frozen_ms: %" PRIu32 "\n  share_window_ms: %" PRIu32
+		"\n  max_share_permille: %" PRIu32 "\n  suspend_ms: %" PRIu32
+		"\n  max_flows: %" PRIu32 "\n  max_sas: %" PRIu32 "\n",
+		lp->max_frozen_ms, lp->share_window_ms, lp->max_share_permille, lp->suspend_ms,
+		lp->max_flows, lp->max_sas);
+}
+
 int
 sgw_policy_dump_yaml(const struct sgw_policy *p, FILE *f)
 {
@@ -355,5 +373,7 @@ sgw_policy_dump_yaml(const struct sgw_policy *p, FILE *f)
 	}
 	if (p->satlink.enabled)
 		put_satlink(f, p);
+	if (p->lift.enabled)
+		put_lift(f, p);
 	return ferror(f) ? -1 : 0;
 }

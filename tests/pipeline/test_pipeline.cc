@@ -875,6 +875,56 @@ TEST(RestartDiff, SatlinkSectionIsRestartOnly)
 	rmdir(dir);
 }
 
+/* The lift section sizes each worker's machine at startup: every key needs a restart. */
+TEST(RestartDiff, LiftSectionIsRestartOnly)
+{
+	char dir[] = "/tmp/sgw_rdiff_XXXXXX";
+	ASSERT_NE(mkdtemp(dir), nullptr);
+	const std::string kp = std::string(dir) + "/hub.keys";
+	FILE *f = fopen(kp.c_str(), "w");
+	ASSERT_NE(f, nullptr);
+	fputs("1 000102030405060708090a0b0c0d0e0f\n", f);
+	fclose(f);
+	ASSERT_EQ(chmod(kp.c_str(), 0600), 0);
+	const std::string terms = "  - {name: a, id: 1, prefixes: [10.1.0.0/16]}\n";
+	const std::string sl = "  port: sat\n  forward_rate_bps: 20000000\n"
+			       "  return_rate_bps: 2000000\n  keys: " + kp + "\n";
+	auto lift = [&](const std::string &keys) {
+		return satlink_policy(sl, terms) + (keys.empty() ? "" : "lift:\n" + keys);
+	};
+	const std::string on = "  enabled: true\n";
+	std::string why;
+
+	EXPECT_EQ(restart_diff(lift(on), lift(on), &why), 0) << why;
+	EXPECT_EQ(restart_diff(lift(""), lift(on), &why), 1);
+	EXPECT_EQ(why, "lift added");
+	EXPECT_EQ(restart_diff(lift(on), lift(""), &why), 1);
+	EXPECT_EQ(why, "lift removed");
+	EXPECT_EQ(restart_diff(lift(on), lift("  enabled: false\n"), &why), 1);
+	EXPECT_EQ(why, "lift removed");
+	const struct {
+		const char *yaml, *key;
+	} keys[] = {
+		{ "  timer: adaptive\n", "timer" },
+		{ "  timer_ms: 900\n", "timer_ms" },
+		{ "  max_frozen_ms: 9000\n", "max_frozen_ms" },
+		{ "  share_window_ms: 30000\n", "share_window_ms" },
+		{ "  max_share_permille: 250\n", "max_share_permille" },
+		{ "  suspend_ms: 0\n", "suspend_ms" },
+		{ "  max_flows: 1024\n", "max_flows" },
+		{ "  max_sas: 64\n", "max_sas" },
+	};
+	for (const auto &k : keys) {
+		EXPECT_EQ(restart_diff(lift(on), lift(on + k.yaml), &why), 1) << k.key;
+		EXPECT_EQ(why, std::string("lift.") + k.key + " changed");
+	}
+	EXPECT_EQ(restart_diff(lift(on + "  timer: adaptive\n"),
+			       lift(on + "  timer: adaptive\n  timer_min_ms: 300\n"), &why), 1);
+	EXPECT_EQ(why, "lift.timer_min_ms changed");
+	unlink(kp.c_str());
+	rmdir(dir);
+}
+
 TEST(RestartDiff, SatlinkTerminalIdsAreRestartOnlyRulesAreNot)
 {
 	const std::string base = "  port: sat\n  forward_rate_bps: 20000000\n"

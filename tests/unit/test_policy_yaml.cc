@@ -189,6 +189,25 @@ expect_same_satlink(const sgw_satlink_conf &a, const sgw_satlink_conf &b)
 }
 
 void
+expect_same_lift(const sgw_lift_policy &a, const sgw_lift_policy &b)
+{
+	EXPECT_EQ(a.enabled, b.enabled);
+	if (!a.enabled || !b.enabled)
+		return;  /* a disabled section is not dumped: its keys do not survive */
+	EXPECT_EQ(a.timer_mode, b.timer_mode);
+	EXPECT_EQ(a.timer_ms, b.timer_ms);
+	if (a.timer_mode == SGW_LIFT_TIMER_POL_ADAPTIVE) {
+		EXPECT_EQ(a.timer_min_ms, b.timer_min_ms);
+	}
+	EXPECT_EQ(a.max_frozen_ms, b.max_frozen_ms);
+	EXPECT_EQ(a.share_window_ms, b.share_window_ms);
+	EXPECT_EQ(a.max_share_permille, b.max_share_permille);
+	EXPECT_EQ(a.suspend_ms, b.suspend_ms);
+	EXPECT_EQ(a.max_flows, b.max_flows);
+	EXPECT_EQ(a.max_sas, b.max_sas);
+}
+
+void
 expect_same_policy(const sgw_policy &a, const sgw_policy &b)
 {
 	EXPECT_EQ(a.role, b.role);
@@ -274,6 +293,7 @@ expect_same_policy(const sgw_policy &a, const sgw_policy &b)
 	EXPECT_EQ(a.workers.timer_tick_us, b.workers.timer_tick_us);
 	expect_same_link(a.emu, b.emu);
 	expect_same_satlink(a.satlink, b.satlink);
+	expect_same_lift(a.lift, b.lift);
 }
 
 /* Load text, dump it, load the dump: same policy, and the dump is a fixed point. */
@@ -853,7 +873,7 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 {
 	std::mt19937 rng(1234);
 	TmpDir tmp;
-	int n_satlink = 0, n_keys = 0, n_services = 0;
+	int n_satlink = 0, n_keys = 0, n_services = 0, n_lift = 0;
 
 	for (int iter = 0; iter < 50; iter++) {
 		sgw_policy p;
@@ -951,6 +971,22 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 				ASSERT_LT(kp.size(), sizeof(sl.keys));
 				snprintf(sl.keys, sizeof(sl.keys), "%s", kp.c_str());
 				n_keys++;
+				/* lift: role hub, satlink with keys. */
+				if (p.role == SGW_ROLE_HUB && rnd(2)) {
+					sgw_lift_policy &lp = p.lift;
+					lp.enabled = true;
+					lp.timer_mode = (uint8_t)rnd(2);
+					lp.timer_ms = 10 + rnd(60000 - 9);
+					if (lp.timer_mode == SGW_LIFT_TIMER_POL_ADAPTIVE)
+						lp.timer_min_ms = 10 + rnd(lp.timer_ms - 9);
+					lp.max_frozen_ms = 100 + rnd(3600000 - 99);
+					lp.share_window_ms = 1000 + rnd(3600000 - 999);
+					lp.max_share_permille = 1 + rnd(1000);
+					lp.suspend_ms = rnd(3600001);
+					lp.max_flows = 1 + rnd(65536);
+					lp.max_sas = rnd(65537);
+					n_lift++;
+				}
 			}
 			n_satlink++;
 		}
@@ -1025,6 +1061,7 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 	/* The seed exercises every part. */
 	EXPECT_GE(n_satlink, 10);
 	EXPECT_GE(n_keys, 3);
+	EXPECT_GE(n_lift, 1);
 	EXPECT_GE(n_services, 10);
 }
 
