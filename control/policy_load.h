@@ -248,4 +248,9 @@ extern const struct keyset satlink_keyset;
 
 section_load_fn load_satlink;
 
+/* policy_xcp.c: xcp (roles hub and terminal, with satlink). */
+extern const struct keyset xcp_keyset;
+
+section_load_fn load_xcp;
+
 #endif /* SGW_POLICY_LOAD_H */

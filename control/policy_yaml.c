@@ -894,6 +894,8 @@ static const struct section sections[] = {
 	{ .key = "link", .load = load_link, .hint = &link_keyset },
 	/* Roles hub and terminal only. */
 	{ .key = "satlink", .load = load_satlink, .hint = &satlink_keyset },
+	/* Roles hub and terminal, after satlink (its queue). */
+	{ .key = "xcp", .load = load_xcp, .hint = &xcp_keyset },
 };
 
 const struct ynode *

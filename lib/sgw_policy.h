@@ -184,6 +184,23 @@ struct sgw_satlink_conf {
 	char keys[SGW_SL_KEYS_PATH_MAX]; /* AES-GCM key file; "" = frames not protected */
 };
 
+/*
+ * roles hub and terminal: the XCP gateway stage (dataplane/xcp.c, docs/xcp.md)
+ * at this end's egress toward the satellite (satlink's queue). Its
+ * controller constants default to lib/sgw_xcp.h's (sgw_xcp_conf_default).
+ */
+struct sgw_xcp_policy {
+	bool enabled;               /* the section is present and not enabled: false */
+	uint8_t protocol;           /* the IP protocol XCP rides: protocols.xcp (254) */
+	uint64_t capacity_bps;      /* link capacity; 0: satlink's pacing rate of this end */
+	double alpha;               /* 0.4 */
+	double beta;                /* 0.226 */
+	double gamma;               /* 0.1 */
+	uint32_t interval_min_us;   /* floor of the control interval: 1000 */
+	uint32_t interval_init_ms;  /* control interval before any H_rtt is seen: 100 */
+	uint32_t rtt_max_ms;        /* H_rtt above is taken as this, >= 1000 (no GEO cap): 10000 */
+};
+
 struct sgw_policy {
 	enum sgw_role role;
 	uint8_t lift_proto;         /* default 253 */
@@ -205,6 +222,7 @@ struct sgw_policy {
 	struct sgw_workers_conf workers;
 	struct sgw_emulator_conf emu;    /* role: emulator only */
 	struct sgw_satlink_conf satlink; /* roles hub and terminal */
+	struct sgw_xcp_policy xcp;       /* roles hub and terminal, with satlink */
 };
 
 /* What a rule matches on, extracted from one packet. Host order scalars. */
