@@ -40,6 +40,7 @@ enum sgw_stage_id {
 	SGW_STAGE_STATELESS,    /* ICMP, LIFT, XCP, other IP, non-IP: rule per packet */
 	SGW_STAGE_MALFORMED,    /* count by reason; drop or forward untouched */
 	SGW_STAGE_SATLINK,      /* satlink frames; packets leaving by the satlink port */
+	SGW_STAGE_XCP,          /* XCP: class xcp; before satlink's action on its port (xcp.c) */
 	SGW_STAGE__COUNT
 };
 
