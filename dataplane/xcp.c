@@ -129,6 +129,13 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		SGW_LOG(ERR, "xcp: the controller refuses the policy's constants");
 		return -1;
 	}
+	/*
+	 * The parameters before the first interval (no feedback, but rtt_max set:
+	 * the accumulators clamp H_rtt with it) in every worker's copy and
+	 * publication; worker 0 starts the controller again at its first loop.
+	 */
+	if (sgw_xcp_ctl_init(&xs->conf, &xs->ctl, 0, NULL, dp->n_workers, xs->out) != 0)
+		return -1;
 	for (i = 0; i < dp->n_workers; i++) {
 		int socket = (int)rte_lcore_to_socket_id(dp->workers[i]->lcore);
 		struct sgw_xs_worker *x;
@@ -138,9 +145,10 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 			return -1;
 		dp->workers[i]->sctx[SGW_STAGE_XCP] = x;
 		sgw_xcp_acc_init(&xs->acc[i]);
-		memset(&xs->out[i], 0, sizeof(xs->out[i]));
 		sgw_xcp_pub_init(&xs->pub[i], &xs->out[i]);
-		memset(&x->local, 0, sizeof(x->local));
+		x->local = xs->out[i];
+		x->local.pos_left = xs->out[i].pos_budget;
+		x->local.neg_left = xs->out[i].neg_budget;
 	}
 	/* After satlink (a later row): packets leaving by its port come here first. */
 	sgw_stage_own_port(dp, sl->pidx, SGW_STAGE_XCP);
@@ -283,8 +291,11 @@ aggregate(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
 		for (i = 0; i < xs->n_workers; i++)
 			sgw_xcp_acc_read(&xs->acc[i], &xs->snaps[i]);
 		sgw_xcp_ctl_init(&xs->conf, &xs->ctl, now, xs->snaps, xs->n_workers, xs->out);
+		for (i = 0; i < xs->n_workers; i++)
+			sgw_xcp_pub_write(&xs->pub[i], &xs->out[i]);
 		sgw_xcp_qest_init(&xs->qest);
 		xs->next_qsample_ns = now;
+		publish_telemetry(xs, cap, 0, 0);
 	}
 	if (now >= xs->next_qsample_ns) {
 		xs->next_qsample_ns = now + SGW_XS_QSAMPLE_NS;
