@@ -79,9 +79,11 @@ conf_of(const struct sgw_policy *pol, struct sgw_xcp_conf *c)
 }
 
 /*
- * The link's capacity in IP bytes/s: xcp.capacity_bps, else satlink's pacing
- * rate of this end (hub: forward, terminal: return) times the share of a full
- * frame that is IP packet (satlink paces whole Ethernet frames).
+ * The link's capacity in IP bytes/s: xcp.capacity_bps, else what satlink's
+ * sessions may send together: the pacing rate of this end (hub: forward,
+ * terminal: return; each session is paced at it, the terminals' shares of
+ * one carrier) times the sessions, times the share of a full frame that is
+ * IP packet (satlink paces whole Ethernet frames).
  */
 static double
 capacity_of(const struct sgw_xs *xs, const struct sgw_policy *pol)
@@ -92,7 +94,7 @@ capacity_of(const struct sgw_xs *xs, const struct sgw_policy *pol)
 		return (double)pol->xcp.capacity_bps / 8.0;
 	bps = pol->role == SGW_ROLE_HUB ? pol->satlink.forward_rate_bps :
 		pol->satlink.return_rate_bps;
-	return (double)bps / 8.0 * xs->frame_eff;
+	return (double)bps / 8.0 * xs->frame_eff * (double)xs->n_sess;
 }
 
 static int
@@ -121,6 +123,7 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	xs->proto = pol->xcp_proto;
 	xs->pidx = sl->pidx;
 	xs->n_workers = dp->n_workers;
+	xs->n_sess = sl->n_sess;
 	xs->frame_eff = (double)pol->satlink.frame_size /
 		(double)(pol->satlink.frame_size + RTE_ETHER_HDR_LEN + SGW_SATLINK_HDR_LEN +
 			 (sl->keyed ? SGW_SLC_OVERHEAD : 0));

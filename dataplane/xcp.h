@@ -56,6 +56,7 @@ struct sgw_xs {
 	uint8_t proto;                /* the XCP protocol number */
 	int16_t pidx;                 /* the satlink port: the link */
 	uint32_t n_workers;
+	uint32_t n_sess;              /* satlink's sessions (the default capacity) */
 	double frame_eff;             /* satlink's payload share of a full frame (capacity) */
 	/* per worker, single writer each */
 	struct sgw_xcp_acc acc[SGW_MAX_WORKERS];

@@ -489,8 +489,9 @@ TEST(XcpStage, QueueIsSatlinksFeedQueue)
 	sgw_xs_tpub t;
 	sgw_xs_read(h.dp.get(), &t);
 	EXPECT_EQ(t.queue_bytes, q) << "the stage samples the same queue";
-	/* Default capacity: satlink's 20 Mbit/s pacing rate, less its framing. */
-	EXPECT_NEAR(t.capacity_Bps, 20000000.0 / 8 * 1400 / (1400 + 14 + 22), 1e-6);
+	/* Default capacity: satlink's 20 Mbit/s pacing rate per session (two terminals),
+	 * less its framing. */
+	EXPECT_NEAR(t.capacity_Bps, 2 * 20000000.0 / 8 * 1400 / (1400 + 14 + 22), 1e-6);
 	/* The persistent queue ends up in the controller: decrease, not increase. */
 	h.run_until(120 * MS);
 	sgw_xs_read(h.dp.get(), &t);
