@@ -500,6 +500,65 @@ TEST(XcpStage, QueueIsSatlinksFeedQueue)
 	EXPECT_EQ(t.queue_persistent, q);
 }
 
+TEST(XcpStage, ExitJsonSummaryAndTelemetry)
+{
+	Hub h;
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "bypass", "xcp: {capacity_bps: 10000000}\n"));
+	h.run_until(0);
+	for (uint32_t i = 0; i < 8; i++)
+		h.inject(with_xcp(tcp_to(false, 10 + i), X{}));
+	X v1;
+	v1.ver_flags = 0x10;
+	h.inject(with_xcp(tcp_to(false, 99), v1));
+	h.run_until(150 * MS);
+	h.recv_sat();
+
+	std::string path = "/tmp/xs_exit_" + std::to_string(getpid()) + ".json";
+	FILE *f = fopen(path.c_str(), "w");
+	ASSERT_NE(f, nullptr);
+	ASSERT_EQ(sgw_stats_write_json(h.dp.get(), f, 1.0), 0);
+	fclose(f);
+	std::string json;
+	{
+		FILE *r = fopen(path.c_str(), "r");
+		ASSERT_NE(r, nullptr);
+		char buf[4096];
+		size_t n;
+		while ((n = fread(buf, 1, sizeof(buf), r)) > 0)
+			json.append(buf, n);
+		fclose(r);
+	}
+	EXPECT_NE(json.find("\"xcp\": {\"protocol\": 254"), std::string::npos) << json;
+	EXPECT_NE(json.find("\"xcp_to_link\": 9"), std::string::npos) << json;
+	EXPECT_NE(json.find("\"bad_bad_version\": 1"), std::string::npos) << json;
+	EXPECT_NE(json.find("\"control_intervals\": 1"), std::string::npos) << json;
+	/* Well-formed JSON, when Debian's Python is there to say so. */
+	if (access("/usr/bin/python3", X_OK) == 0) {
+		std::string cmd = "/usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' " +
+				  path;
+		EXPECT_EQ(system(cmd.c_str()), 0) << json;
+	}
+	unlink(path.c_str());
+
+	char *mem = nullptr;
+	size_t len = 0;
+	FILE *m = open_memstream(&mem, &len);
+	ASSERT_NE(m, nullptr);
+	sgw_stages_print_summary(h.dp.get(), m);
+	fclose(m);
+	std::string sum(mem, len);
+	free(mem);
+	EXPECT_NE(sum.find("xcp link: capacity 10000000 bit/s"), std::string::npos) << sum;
+	EXPECT_NE(sum.find("9 XCP to the link (8 lowered, 1 bad header)"), std::string::npos)
+		<< sum;
+
+	struct rte_tel_data *d = rte_tel_data_alloc();
+	ASSERT_NE(d, nullptr);
+	EXPECT_EQ(sgw_stages[SGW_STAGE_XCP]->telemetry(h.dp.get(), "", d), 0);
+	rte_tel_data_free(d);
+	EXPECT_STREQ(sgw_stages[SGW_STAGE_XCP]->tel_cmd, "/satgw/xcp");
+}
+
 /*
  * The same packets at the same virtual times through a hub with one worker and
  * one with two, the two terminals on different workers: the controller's
