@@ -190,9 +190,9 @@ struct sgw_satlink_conf {
  * controller constants default to lib/sgw_xcp.h's (sgw_xcp_conf_default).
  */
 struct sgw_xcp_policy {
-	bool enabled;               /* the section is present and not enabled: false */
+	bool enabled;               /* the section is present, its enabled not false */
 	uint8_t protocol;           /* the IP protocol XCP rides: protocols.xcp (254) */
-	uint64_t capacity_bps;      /* link capacity; 0: satlink's pacing rate of this end */
+	uint64_t capacity_bps;      /* link capacity; 0: satlink's rate x sessions (xcp.md) */
 	double alpha;               /* 0.4 */
 	double beta;                /* 0.226 */
 	double gamma;               /* 0.1 */
