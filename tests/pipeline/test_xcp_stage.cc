@@ -500,6 +500,43 @@ TEST(XcpStage, QueueIsSatlinksFeedQueue)
 	EXPECT_EQ(t.queue_persistent, q);
 }
 
+TEST(XcpStage, ReloadTakesConstantsRefusesTurningOff)
+{
+	Hub h;
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "bypass", "xcp: {capacity_bps: 10000000}\n"));
+	h.run_until(0);
+	uint32_t a, b;
+	two_shards(a, b);
+	auto publish = [&](const std::string &xcp, std::string &err) {
+		std::string y = h.yaml(a, b, "bypass", xcp);
+		struct sgw_policy pol;
+		struct sgw_cfg_errors errs;
+		char e[256] = "";
+		EXPECT_EQ(sgw_policy_load_buffer("xs.yaml", y.data(), y.size(), &pol, &errs), 0);
+		int rc = sgw_dp_publish(h.dp.get(), &pol, e, sizeof(e));
+		sgw_policy_free(&pol);
+		err = e;
+		return rc;
+	};
+	std::string err;
+	EXPECT_NE(publish("xcp: {enabled: false}\n", err), 0);
+	EXPECT_NE(err.find("xcp: 'enabled' and the XCP protocol number need a restart"),
+		  std::string::npos) << err;
+	EXPECT_NE(publish("", err), 0);
+	/* A new capacity is taken at the end of the running interval. */
+	ASSERT_EQ(publish("xcp: {capacity_bps: 4000000}\n", err), 0) << err;
+	h.run_until(50 * MS);
+	sgw_xs_tpub t;
+	sgw_xs_read(h.dp.get(), &t);
+	EXPECT_EQ(t.epoch, 0u);
+	EXPECT_DOUBLE_EQ(t.capacity_Bps, 10000000.0 / 8);
+	h.run_until(120 * MS);
+	sgw_xs_read(h.dp.get(), &t);
+	EXPECT_EQ(t.epoch, 1u);
+	EXPECT_DOUBLE_EQ(t.capacity_Bps, 4000000.0 / 8);
+	EXPECT_DOUBLE_EQ(t.last.capacity_Bps, 4000000.0 / 8);
+}
+
 TEST(XcpStage, ExitJsonSummaryAndTelemetry)
 {
 	Hub h;
