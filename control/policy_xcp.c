@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The policy's xcp section (roles hub and terminal, with satlink): it fills
- * sgw_policy.xcp, the XCP gateway stage's settings (dataplane/xcp.c,
- * docs/xcp.md). The controller constants default to lib/sgw_xcp.h's.
+ * The policy's xcp section (roles hub and terminal): it fills sgw_policy.xcp,
+ * the XCP gateway stage's settings (dataplane/xcp.c, docs/xcp.md). The
+ * controller constants default to lib/sgw_xcp.h's.
  *
- * The stage's queue is satlink's (this end's egress toward the satellite):
- * without a satlink section the section is refused, since an egress shaper
- * of its own is not built (docs/xcp.md).
+ * The stage's queue is satlink's (this end's egress toward the satellite)
+ * when the policy has satlink; without it the stage's own egress shaper on
+ * the given satellite port, at capacity_bps, owns the queue.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 
 enum {
 	XCK_ENABLED, XCK_PROTOCOL, XCK_CAPACITY, XCK_ALPHA, XCK_BETA, XCK_GAMMA,
-	XCK_INTERVAL_MIN, XCK_INTERVAL_INIT, XCK_RTT_MAX,
+	XCK_INTERVAL_MIN, XCK_INTERVAL_INIT, XCK_RTT_MAX, XCK_PORT, XCK_SHAPER_QUEUE,
 };
 static const struct keyspec xcp_keys[] = {
 	[XCK_ENABLED] = { "enabled", false },
@@ -30,11 +30,13 @@ static const struct keyspec xcp_keys[] = {
 	[XCK_INTERVAL_MIN] = { "interval_min_us", false },
 	[XCK_INTERVAL_INIT] = { "interval_init_ms", false },
 	[XCK_RTT_MAX] = { "rtt_max_ms", false },
+	[XCK_PORT] = { "port", false },
+	[XCK_SHAPER_QUEUE] = { "shaper_queue", false },
 };
 
 /* Top-level keys that belong under 'xcp:' (the unambiguous ones). */
 const struct keyset xcp_keyset = {
-	&xcp_keys[XCK_CAPACITY], NKEYS(xcp_keys) - XCK_CAPACITY
+	&xcp_keys[XCK_CAPACITY], XCK_PORT - XCK_CAPACITY
 };
 
 #define XCP_RATE_MIN 1000ull
@@ -165,11 +167,46 @@ load_xcp(struct ld *ld, const struct ynode *key, const struct ynode *v)
 		    xp->interval_init_ms, xp->rtt_max_ms);
 	}
 
-	/* The queue the controller watches is satlink's. */
-	if (xp->enabled && ld->role_known && !p->satlink.enabled)
-		ERR(ld, key, "'xcp' needs a 'satlink' section: its controller runs at satlink's "
-		    "queue toward the satellite (an egress shaper without satlink is not "
-		    "built yet)");
+	/*
+	 * The queue the controller watches: satlink's on satlink's port, else the
+	 * stage's own shaper on the port given, at the capacity given.
+	 */
+	if (vals[XCK_PORT] != NULL) {
+		int64_t idx = resolve(ld, &ld->ports, vals[XCK_PORT], "port", "port");
+
+		if (idx >= 0 && idx < SGW_MAX_PORTS) {
+			if (p->ports[idx].role != SGW_PORT_SATELLITE)
+				ERR(ld, vals[XCK_PORT], "xcp port '%s' has role %s: the XCP "
+				    "controller runs at a port whose role is satellite",
+				    p->ports[idx].name, sgw_port_role_name(p->ports[idx].role));
+			else if (p->satlink.enabled && p->satlink.port >= 0 &&
+				 idx != p->satlink.port)
+				ERR(ld, vals[XCK_PORT], "xcp port '%s' is not satlink's port '%s': "
+				    "with satlink the queue XCP controls is satlink's",
+				    p->ports[idx].name, p->ports[p->satlink.port].name);
+			else
+				xp->port = (int16_t)idx;
+		}
+	} else if (p->satlink.enabled) {
+		xp->port = p->satlink.port;
+	}
+	if (vals[XCK_SHAPER_QUEUE] != NULL) {
+		if (p->satlink.enabled)
+			ERR(ld, vals[XCK_SHAPER_QUEUE], "'shaper_queue' is for the egress "
+			    "shaper, which runs without satlink (with it, satlink's send_queue "
+			    "holds the packets)");
+		else
+			get_u32(ld, vals[XCK_SHAPER_QUEUE], "shaper_queue", 1, 65536,
+				&xp->shaper_queue);
+	}
+	if (xp->enabled && ld->role_known && !p->satlink.enabled) {
+		if (vals[XCK_PORT] == NULL)
+			ERR(ld, key, "'xcp' without 'satlink' needs 'port': the satellite port "
+			    "whose egress its shaper owns");
+		if (vals[XCK_CAPACITY] == NULL)
+			ERR(ld, key, "'xcp' without 'satlink' needs 'capacity_bps': the rate "
+			    "its egress shaper sends at");
+	}
 	/* Whatever passed the checks above, the lib must take. */
 	sgw_xcp_conf_default(&c);
 	c.alpha = xp->alpha;

@@ -26,6 +26,10 @@
  *   estimator, which stays single-writer.
  * - The control interval is the bytes-weighted mean H_rtt (lib), never capped
  *   below rtt_max_ms (>= 1 s: no cap under a GEO round trip).
+ * - Without satlink the stage owns the satellite port and its queue: an
+ *   egress shaper sending at the configured capacity (a FIFO of packets on
+ *   worker 0, the only worker then: a shaper shared by several workers would
+ *   need a shared queue or a rate split, neither built).
  * - No checksum covers H_feedback (docs/wire-formats.md): lowering it changes
  *   4 bytes no IPv4 header, transport or ESP checksum covers, so nothing is
  *   recomputed and nothing past the XCP header is read or written (ESP
@@ -47,6 +51,8 @@
 #include "tx.h"
 #include "xcp.h"
 
+#define XS_SHAPER_CREDIT_NS 1000000ull  /* line time a late loop may catch up at once */
+
 #define XS(dp) sgw_xs_of(dp)
 #define XSW(w) sgw_xs_worker_of(w)
 
@@ -57,7 +63,12 @@ static const char *const xs_ctr_names[SGW_XS__COUNT] = {
 	[SGW_XS_LOWERED] = "feedback_lowered",
 	[SGW_XS_BAD] = "bad_header",
 	[SGW_XS_CHAINED] = "header_not_in_first_segment",
+	[SGW_XS_SHAPED] = "shaper_sent",
 };
+
+/* The stage's own drop reasons (drops.*, from sgw_stage_drop_base(SGW_STAGE_XCP)). */
+enum { XS_DROP_SHAPER_FULL = 0 };
+static const char *const xs_drop_names[] = { "xcp_shaper_full" };
 
 const char *
 sgw_xs_ctr_name(enum sgw_xs_ctr c)
@@ -90,7 +101,7 @@ capacity_of(const struct sgw_xs *xs, const struct sgw_policy *pol)
 {
 	uint64_t bps;
 
-	if (pol->xcp.capacity_bps != 0)
+	if (pol->xcp.capacity_bps != 0 || xs->shaper)
 		return (double)pol->xcp.capacity_bps / 8.0;
 	bps = pol->role == SGW_ROLE_HUB ? pol->satlink.forward_rate_bps :
 		pol->satlink.return_rate_bps;
@@ -106,10 +117,16 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 
 	if (!pol->xcp.enabled || dp->bare_forward)
 		return 0;  /* off: class xcp goes to the stateless stage */
-	if (!dp->stage_on[SGW_STAGE_SATLINK] || sl == NULL) {
+	if ((!dp->stage_on[SGW_STAGE_SATLINK] || sl == NULL) &&
+	    (pol->xcp.port < 0 || pol->xcp.capacity_bps == 0)) {
 		/* The loader refuses this; a policy built some other way gets it here. */
-		SGW_LOG(ERR, "xcp: needs satlink (its queue is the link's); an egress shaper "
-			"without satlink is not built");
+		SGW_LOG(ERR, "xcp: without satlink the egress shaper needs a port and a "
+			"capacity");
+		return -1;
+	}
+	if (sl == NULL && dp->n_workers != 1) {
+		SGW_LOG(ERR, "xcp: the egress shaper (xcp without satlink) runs on one worker, "
+			"not %u", dp->n_workers);
 		return -1;
 	}
 	if (dp->n_workers > SGW_XCP_MAX_WORKERS) {
@@ -121,12 +138,24 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		return -1;
 	dp->sdata[SGW_STAGE_XCP] = xs;
 	xs->proto = pol->xcp_proto;
-	xs->pidx = sl->pidx;
 	xs->n_workers = dp->n_workers;
-	xs->n_sess = sl->n_sess;
-	xs->frame_eff = (double)pol->satlink.frame_size /
-		(double)(pol->satlink.frame_size + RTE_ETHER_HDR_LEN + SGW_SATLINK_HDR_LEN +
-			 (sl->keyed ? SGW_SLC_OVERHEAD : 0));
+	if (sl != NULL) {
+		xs->pidx = sl->pidx;
+		xs->n_sess = sl->n_sess;
+		xs->frame_eff = (double)pol->satlink.frame_size /
+			(double)(pol->satlink.frame_size + RTE_ETHER_HDR_LEN +
+				 SGW_SATLINK_HDR_LEN + (sl->keyed ? SGW_SLC_OVERHEAD : 0));
+	} else {
+		xs->shaper = true;
+		xs->pidx = pol->xcp.port;
+		sgw_ring_init(&xs->fr, pol->xcp.shaper_queue);
+		xs->fq = rte_zmalloc("sgw_xs_fq", sizeof(*xs->fq) * xs->fr.cap,
+				     RTE_CACHE_LINE_SIZE);
+		xs->fsz = rte_zmalloc("sgw_xs_fsz", sizeof(*xs->fsz) * xs->fr.cap,
+				      RTE_CACHE_LINE_SIZE);
+		if (xs->fq == NULL || xs->fsz == NULL)
+			return -1;
+	}
 	conf_of(pol, &xs->conf);
 	if (sgw_xcp_conf_check(&xs->conf) != 0) {
 		SGW_LOG(ERR, "xcp: the controller refuses the policy's constants");
@@ -154,10 +183,11 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		x->local.neg_left = xs->out[i].neg_budget;
 	}
 	/* After satlink (a later row): packets leaving by its port come here first. */
-	sgw_stage_own_port(dp, sl->pidx, SGW_STAGE_XCP);
-	SGW_LOG(INFO, "xcp on port '%s' (protocol %u): capacity %.0f bit/s, alpha %g beta %g "
-		"gamma %g, interval %" PRIu64 " ms until H_rtt is seen, rtt_max %u ms",
-		pol->ports[sl->pidx].name, xs->proto, capacity_of(xs, pol) * 8.0,
+	sgw_stage_own_port(dp, xs->pidx, SGW_STAGE_XCP);
+	SGW_LOG(INFO, "xcp on port '%s' (protocol %u, %s): capacity %.0f bit/s, alpha %g "
+		"beta %g gamma %g, interval %" PRIu64 " ms until H_rtt is seen, rtt_max %u ms",
+		pol->ports[xs->pidx].name, xs->proto,
+		xs->shaper ? "its own egress shaper" : "satlink's queue", capacity_of(xs, pol) * 8.0,
 		xs->conf.alpha, xs->conf.beta, xs->conf.gamma, xs->conf.d_init_ns / 1000000u,
 		pol->xcp.rtt_max_ms);
 	return 1;
@@ -174,8 +204,54 @@ xs_fini(struct sgw_dp *dp)
 		rte_free(dp->workers[i]->sctx[SGW_STAGE_XCP]);
 		dp->workers[i]->sctx[SGW_STAGE_XCP] = NULL;
 	}
+	if (XS(dp) != NULL) {
+		rte_free(XS(dp)->fq);
+		rte_free(XS(dp)->fsz);
+	}
 	rte_free(dp->sdata[SGW_STAGE_XCP]);
 	dp->sdata[SGW_STAGE_XCP] = NULL;
+}
+
+/* The workers have stopped: what the shaper holds is freed unsent (drops.shutdown). */
+static void
+xs_drain(struct sgw_dp *dp)
+{
+	struct sgw_xs *xs = XS(dp);
+
+	if (xs == NULL || !xs->shaper)
+		return;
+	while (!sgw_ring_empty(&xs->fr)) {
+		dp->workers[0]->c.drop[SGW_DROP_SHUTDOWN]++;
+		rte_pktmbuf_free(xs->fq[sgw_ring_pop(&xs->fr)]);
+	}
+	xs->fbytes = 0;
+}
+
+static uint64_t
+xs_held(const struct sgw_dp *dp)
+{
+	const struct sgw_xs *xs = XS(dp);
+
+	return xs != NULL && xs->shaper ? sgw_ring_count(&xs->fr) : 0;
+}
+
+/* Send what the shaper may send by now, at the capacity (worker 0). */
+static void
+shaper_pump(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
+{
+	uint64_t now = w->now_ns;
+	double ns_per_byte = 1e9 / capacity_of(xs, &s->pol);
+
+	if (xs->next_ns + XS_SHAPER_CREDIT_NS < now)
+		xs->next_ns = now - XS_SHAPER_CREDIT_NS;
+	while (!sgw_ring_empty(&xs->fr) && xs->next_ns <= now) {
+		uint32_t k = sgw_ring_pop(&xs->fr);
+
+		xs->fbytes -= xs->fsz[k];
+		xs->next_ns += (uint64_t)((double)xs->fsz[k] * ns_per_byte + 0.5);
+		XSW(w)->ctr[SGW_XS_SHAPED]++;
+		sgw_tx(w, (uint16_t)xs->pidx, xs->fq[k], s->pol.workers.burst);
+	}
 }
 
 /*
@@ -247,7 +323,24 @@ xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 			x->bad[(unsigned int)e < SGW_XCP_E__COUNT ? e : SGW_XCP_E_TRUNC]++;
 		}
 	}
-	sgw_stages[SGW_STAGE_SATLINK]->action(w, s, m, pi, term, rule);
+	if (!xs->shaper) {
+		sgw_stages[SGW_STAGE_SATLINK]->action(w, s, m, pi, term, rule);
+		return;
+	}
+	/* The egress shaper's queue (worker 0 is the only worker then). */
+	if (sgw_ring_full(&xs->fr)) {
+		sgw_drop(w, m, (enum sgw_drop)(sgw_stage_drop_base(SGW_STAGE_XCP) +
+					       XS_DROP_SHAPER_FULL));
+		return;
+	}
+	{
+		uint32_t k = sgw_ring_push(&xs->fr);
+
+		xs->fq[k] = m;
+		xs->fsz[k] = size;
+		xs->fbytes += size;
+	}
+	shaper_pump(w, s, xs);
 }
 
 /* Bytes waiting for the line in the sessions this worker owns. */
@@ -258,6 +351,8 @@ own_queue(const struct sgw_worker *w)
 	uint64_t b = 0;
 	uint32_t i;
 
+	if (sl == NULL)  /* the egress shaper's */
+		return XS(w->dp)->fbytes;
 	for (i = 0; i < sl->n_sess; i++)
 		if (sl->sess[i].owner == w->idx)
 			b += sgw_sl_queued_bytes(w->dp, i);
@@ -330,6 +425,8 @@ xs_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
 	struct sgw_xs *xs = XS(w->dp);
 	struct sgw_xs_worker *x = XSW(w);
 
+	if (xs->shaper)
+		shaper_pump(w, s, xs);
 	if (w->now_ns >= x->next_qsample_ns) {
 		x->next_qsample_ns = w->now_ns + SGW_XS_QSAMPLE_NS;
 		__atomic_store_n(&xs->q[w->idx].bytes, own_queue(w), __ATOMIC_RELAXED);
@@ -506,6 +603,10 @@ const struct sgw_stage_ops sgw_stage_xcp = {
 	.init = xs_init,
 	.snapshot = xs_snapshot,
 	.fini = xs_fini,
+	.drain = xs_drain,
+	.held = xs_held,
+	.drop_names = xs_drop_names,
+	.n_drops = RTE_DIM(xs_drop_names),
 	.burst = xs_burst,
 	.action = xs_action,
 	.loop = xs_loop,

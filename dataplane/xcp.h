@@ -3,7 +3,7 @@
  * The XCP gateway stage (row SGW_STAGE_XCP of the stage table, stage.h):
  * the router controller of lib/sgw_xcp.h at this end's egress toward the
  * satellite, which is satlink's queue (the feed queues and pacers of the
- * sessions). One controller for the link (the satlink port, this end's
+ * sessions), or without satlink the stage's own egress shaper (one worker). One controller for the link (the satlink port, this end's
  * direction), carried by every worker: each worker adds the packets it
  * sends toward the link to its own accumulator and lowers H_feedback from
  * its own copy of the parameters; worker 0 aggregates once per control
@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "sgw_dp.h"
+#include "sgw_ring.h"
 #include "sgw_xcp.h"
 
 #ifdef __cplusplus
@@ -36,6 +37,7 @@ enum sgw_xs_ctr {
 	SGW_XS_LOWERED,         /* headers whose H_feedback the stage lowered */
 	SGW_XS_BAD,             /* XCP packets toward the link with a refused header */
 	SGW_XS_CHAINED,         /* XCP header not in the first segment: counted as load */
+	SGW_XS_SHAPED,          /* packets the egress shaper sent (without satlink) */
 	SGW_XS__COUNT
 };
 
@@ -57,6 +59,16 @@ struct sgw_xs {
 	int16_t pidx;                 /* the satlink port: the link */
 	uint32_t n_workers;
 	uint32_t n_sess;              /* satlink's sessions (the default capacity) */
+	/*
+	 * Without satlink: the egress shaper (one worker, worker 0) owns the
+	 * link's queue, a FIFO of packets sent at the capacity.
+	 */
+	bool shaper;
+	struct sgw_ring fr;           /* which slots of fq are held */
+	struct rte_mbuf **fq;
+	uint32_t *fsz;                /* each held packet's size as the link counts it */
+	uint64_t fbytes;              /* bytes held */
+	uint64_t next_ns;             /* when the next packet may leave */
 	double frame_eff;             /* satlink's payload share of a full frame (capacity) */
 	/* per worker, single writer each */
 	struct sgw_xcp_acc acc[SGW_MAX_WORKERS];

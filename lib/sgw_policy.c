@@ -62,6 +62,8 @@ sgw_policy_init_defaults(struct sgw_policy *p)
 		p->xcp.interval_min_us = (uint32_t)(xc.d_min_ns / 1000u);
 		p->xcp.interval_init_ms = (uint32_t)(xc.d_init_ns / 1000000u);
 		p->xcp.rtt_max_ms = (uint32_t)(xc.rtt_max_ns / 1000000u);
+		p->xcp.port = -1;
+		p->xcp.shaper_queue = 1024;
 	}
 }
 

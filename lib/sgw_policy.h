@@ -199,6 +199,9 @@ struct sgw_xcp_policy {
 	uint32_t interval_min_us;   /* floor of the control interval: 1000 */
 	uint32_t interval_init_ms;  /* control interval before any H_rtt is seen: 100 */
 	uint32_t rtt_max_ms;        /* H_rtt above is taken as this, >= 1000 (no GEO cap): 10000 */
+	/* Without satlink: the stage's own egress shaper (one worker) owns the queue. */
+	int16_t port;               /* the satellite port: satlink's, or given (-1: none) */
+	uint32_t shaper_queue;      /* packets the shaper holds at most: 1024 */
 };
 
 struct sgw_policy {

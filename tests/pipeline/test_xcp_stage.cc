@@ -180,10 +180,11 @@ struct Hub {
 		       "rules:\n"
 		       "  - {name: to-sites, match: {dst: [10.20.0.0/16]}, action: forward, "
 		       "next_hop: to-term}\n"
-		       "workers: {idle_backoff_us: 0}\n"
-		       "satlink: {port: sat, forward_rate_bps: 20000000, return_rate_bps: 2000000, "
-		       "rtt_ms: 600, peer_mac: \"02:00:00:00:04:01\", default_service: " + service +
-		       "}\n" + xcp;
+		       "workers: {idle_backoff_us: 0}\n" +
+		       (service.empty() ? std::string() :
+			"satlink: {port: sat, forward_rate_bps: 20000000, return_rate_bps: 2000000, "
+			"rtt_ms: 600, peer_mac: \"02:00:00:00:04:01\", default_service: " + service +
+			"}\n") + xcp;
 	}
 
 	void start(uint32_t nw, const std::string &service, const std::string &xcp)
@@ -498,6 +499,74 @@ TEST(XcpStage, QueueIsSatlinksFeedQueue)
 	EXPECT_EQ(t.epoch, 1u);
 	EXPECT_EQ(t.last.queue_bytes, double(q));
 	EXPECT_EQ(t.queue_persistent, q);
+}
+
+/* Without satlink: the stage's own egress shaper on the satellite port owns the queue. */
+TEST(XcpStage, ShaperWithoutSatlinkPacesAndControls)
+{
+	Hub h;
+	/* 8 Mbit/s: 1 byte per us; a 1072-byte packet every 1.072 ms. */
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "", "xcp: {port: sat, capacity_bps: 8000000, "
+				 "shaper_queue: 64}\n"));
+	ASSERT_TRUE(h.dp->stage_on[SGW_STAGE_XCP]);
+	ASSERT_FALSE(h.dp->stage_on[SGW_STAGE_SATLINK]);
+	const sgw_xs *xs = sgw_xs_of(h.dp.get());
+	ASSERT_TRUE(xs->shaper);
+	h.run_until(0);
+	const uint32_t n = 100;
+	Bytes one = with_xcp(tcp_to(false, 1), X{});
+	const uint32_t iplen = uint32_t(one.size() - 14);
+	ASSERT_EQ(iplen, 1072u);
+	for (uint32_t i = 0; i < n; i++)
+		h.inject(with_xcp(tcp_to(false, 1000 + i), X{}));
+	h.run_until(30 * MS);
+	/* Packets arrive from 1 ms (32 a loop); the first leaves at once (1 ms of credit). */
+	size_t sent = h.recv_sat().size();
+	uint64_t expect = uint64_t((30 * MS - 1 * MS) / (iplen * 1000ull)) + 1;
+	EXPECT_GE(sent + 1, expect);
+	EXPECT_LE(sent, expect + 1);
+	uint32_t held = sgw_ring_count(&xs->fr);
+	EXPECT_EQ(xs->fbytes, uint64_t(held) * iplen);
+	uint64_t full = h.dp->workers[0]->c.drop[sgw_stage_drop_base(SGW_STAGE_XCP)];
+	EXPECT_GT(full, 0u) << "64 packets fit, 100 came at once";
+	EXPECT_EQ(sent + held + full, n);
+	EXPECT_STREQ(sgw_drop_name(sgw_stage_drop_base(SGW_STAGE_XCP)), "xcp_shaper_full");
+	sgw_xs_tpub t;
+	sgw_xs_read(h.dp.get(), &t);
+	EXPECT_GT(t.queue_bytes, 0u);
+	EXPECT_EQ(t.queue_bytes % iplen, 0u);
+	EXPECT_DOUBLE_EQ(t.capacity_Bps, 1e6);
+
+	/* The first interval (to 100 ms) saw 100 packets (107 kB) in 100 ms: more than
+	 * the 100 kB the link carries. Its queue drained at ~70 ms, so the persistent
+	 * queue (the minimum over the last propagation delay) is 0. */
+	h.run_until(150 * MS);
+	sent += h.recv_sat().size();
+	EXPECT_EQ(sent + full, n) << "all sent by now";
+	sgw_xs_read(h.dp.get(), &t);
+	EXPECT_EQ(t.epoch, 1u);
+	EXPECT_EQ(t.last.queue_bytes, 0.0);
+	EXPECT_GT(t.last.input_Bps, t.capacity_Bps);
+	EXPECT_LT(t.last.phi_bytes, 0.0);
+	for (uint32_t i = 0; i < 5; i++)
+		h.inject(with_xcp(tcp_to(false, 2000 + i), X{}));
+	h.run_until(160 * MS);
+	auto out = h.recv_sat();
+	ASSERT_EQ(out.size(), 5u);
+	for (auto &o : out) {
+		EXPECT_LT(fb_of(o, L4), 0) << "a decrease";
+		EXPECT_TRUE(tcp_csum_ok(o, 4));
+	}
+	/* Some left in the queue for the accounting check (held) and the drain (shutdown). */
+	for (uint32_t i = 0; i < 10; i++)
+		h.inject(with_xcp(tcp_to(false, 3000 + i), X{}));
+	h.run_until(162 * MS);
+	EXPECT_GT(sgw_ring_count(&xs->fr), 0u);
+	uint64_t ctr[SGW_XS__COUNT], badr[SGW_XCP_E__COUNT];
+	sgw_xcp_sums sums;
+	sgw_xs_counters(h.dp.get(), ctr, badr, &sums);
+	EXPECT_EQ(ctr[SGW_XS_XCP_LINK], n + 15);
+	EXPECT_EQ(ctr[SGW_XS_SHAPED], sent + 5 + (10 - sgw_ring_count(&xs->fr)));
 }
 
 TEST(XcpStage, ReloadTakesConstantsRefusesTurningOff)

@@ -138,15 +138,46 @@ TEST(PolicyXcp, Refusals)
 		   "'capacity_bps' 10 is out of range 1000..400000000000");
 	expect_one(Loaded(hub("xcp:\n  capcity_bps: 10\n")), 11, 3,
 		   "unknown key 'capcity_bps' in xcp (did you mean 'capacity_bps'?)");
-	/* No satlink: no queue to control. */
-	expect_one(Loaded(hub("xcp: {}\n", false)), 8, 1,
-		   "'xcp' needs a 'satlink' section: its controller runs at satlink's queue "
-		   "toward the satellite (an egress shaper without satlink is not built yet)");
+	/* No satlink: the shaper needs its port and its rate. */
+	Loaded ns(hub("xcp: {}\n", false));
+	ASSERT_EQ(ns.rc, -1);
+	ASSERT_EQ(ns.errs.n, 2u) << ns.errors();
+	EXPECT_EQ(std::string(ns.errs.e[0].msg),
+		  "'xcp' without 'satlink' needs 'port': the satellite port whose egress its "
+		  "shaper owns");
+	EXPECT_EQ(std::string(ns.errs.e[1].msg),
+		  "'xcp' without 'satlink' needs 'capacity_bps': the rate its egress shaper "
+		  "sends at");
+	EXPECT_EQ(ns.errs.e[1].line, 8u);
+	EXPECT_EQ(ns.errs.e[1].col, 1u);
+	expect_one(Loaded(hub("xcp: {port: terr, capacity_bps: 8000000}\n", false)), 8, 13,
+		   "xcp port 'terr' has role terrestrial: the XCP controller runs at a port "
+		   "whose role is satellite");
+	expect_one(Loaded(hub("xcp: {shaper_queue: 10}\n")), 10, 21,
+		   "'shaper_queue' is for the egress shaper, which runs without satlink (with "
+		   "it, satlink's send_queue holds the packets)");
 	/* A top-level key of the section gets the hint. */
 	Loaded t(hub("rtt_max_ms: 2000\n"));
 	ASSERT_EQ(t.rc, -1);
 	ASSERT_EQ(t.errs.n, 1u) << t.errors();
 	EXPECT_NE(std::string(t.errs.e[0].msg).find("xcp"), std::string::npos) << t.errors();
+}
+
+TEST(PolicyXcp, WithoutSatlinkTheShaperTakesPortAndRate)
+{
+	Loaded l(hub("xcp: {port: sat, capacity_bps: 8000000, shaper_queue: 300}\n", false));
+	ASSERT_EQ(l.rc, 0) << l.errors();
+	EXPECT_TRUE(l.p.xcp.enabled);
+	EXPECT_EQ(l.p.xcp.port, 1);
+	EXPECT_EQ(l.p.xcp.capacity_bps, 8000000u);
+	EXPECT_EQ(l.p.xcp.shaper_queue, 300u);
+	Loaded d(hub("xcp: {port: sat, capacity_bps: 8000000}\n", false));
+	ASSERT_EQ(d.rc, 0) << d.errors();
+	EXPECT_EQ(d.p.xcp.shaper_queue, 1024u);
+	/* With satlink the port is satlink's. */
+	Loaded w(hub("xcp: {}\n"));
+	ASSERT_EQ(w.rc, 0) << w.errors();
+	EXPECT_EQ(w.p.xcp.port, 1);
 }
 
 TEST(PolicyXcp, EmulatorRefusesIt)
