@@ -546,8 +546,8 @@ xs_write_json(const struct sgw_dp *dp, FILE *f)
 	const struct sgw_xs *xs = XS(dp);
 	struct json_ctx j = {.f = f};
 
-	fprintf(f, "  \"xcp\": {\"protocol\": %u, \"link_port\": %d,\n    \"link\": {", xs->proto,
-		xs->pidx);
+	fprintf(f, "  \"xcp\": {\"protocol\": %u, \"link_port\": %d, \"queue\": \"%s\",\n"
+		"    \"link\": {", xs->proto, xs->pidx, xs->shaper ? "shaper" : "satlink");
 	xs_fields(dp, json_kv, json_kd, &j);
 	fprintf(f, "}\n  },\n");
 }

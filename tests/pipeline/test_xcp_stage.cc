@@ -635,6 +635,7 @@ TEST(XcpStage, ExitJsonSummaryAndTelemetry)
 		fclose(r);
 	}
 	EXPECT_NE(json.find("\"xcp\": {\"protocol\": 254"), std::string::npos) << json;
+	EXPECT_NE(json.find("\"queue\": \"satlink\""), std::string::npos) << json;
 	EXPECT_NE(json.find("\"xcp_to_link\": 9"), std::string::npos) << json;
 	EXPECT_NE(json.find("\"bad_bad_version\": 1"), std::string::npos) << json;
 	EXPECT_NE(json.find("\"control_intervals\": 1"), std::string::npos) << json;
