@@ -181,8 +181,8 @@ load_xcp(struct ld *ld, const struct ynode *key, const struct ynode *v)
 				    p->ports[idx].name, sgw_port_role_name(p->ports[idx].role));
 			else if (p->satlink.enabled && p->satlink.port >= 0 &&
 				 idx != p->satlink.port)
-				ERR(ld, vals[XCK_PORT], "xcp port '%s' is not satlink's port '%s': "
-				    "with satlink the queue XCP controls is satlink's",
+				ERR(ld, vals[XCK_PORT], "xcp port '%s' is not satlink's port "
+				    "'%s': with satlink the queue XCP controls is satlink's",
 				    p->ports[idx].name, p->ports[p->satlink.port].name);
 			else
 				xp->port = (int16_t)idx;

@@ -187,7 +187,8 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	SGW_LOG(INFO, "xcp on port '%s' (protocol %u, %s): capacity %.0f bit/s, alpha %g "
 		"beta %g gamma %g, interval %" PRIu64 " ms until H_rtt is seen, rtt_max %u ms",
 		pol->ports[xs->pidx].name, xs->proto,
-		xs->shaper ? "its own egress shaper" : "satlink's queue", capacity_of(xs, pol) * 8.0,
+		xs->shaper ? "its own egress shaper" : "satlink's queue",
+		capacity_of(xs, pol) * 8.0,
 		xs->conf.alpha, xs->conf.beta, xs->conf.gamma, xs->conf.d_init_ns / 1000000u,
 		pol->xcp.rtt_max_ms);
 	return 1;

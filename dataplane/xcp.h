@@ -3,7 +3,8 @@
  * The XCP gateway stage (row SGW_STAGE_XCP of the stage table, stage.h):
  * the router controller of lib/sgw_xcp.h at this end's egress toward the
  * satellite, which is satlink's queue (the feed queues and pacers of the
- * sessions), or without satlink the stage's own egress shaper (one worker). One controller for the link (the satlink port, this end's
+ * sessions), or without satlink the stage's own egress shaper (one worker).
+ * One controller for the link (the satlink port, this end's
  * direction), carried by every worker: each worker adds the packets it
  * sends toward the link to its own accumulator and lowers H_feedback from
  * its own copy of the parameters; worker 0 aggregates once per control

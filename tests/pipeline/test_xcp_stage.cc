@@ -170,21 +170,25 @@ struct Hub {
 			 const std::string &xcp) const
 	{
 		return "version: 1\nrole: hub\nports:\n"
-		       "  - {name: terr, device: " + terr.name + ", role: terrestrial, peer: sat}\n"
+		       "  - {name: terr, device: " + terr.name +
+		       ", role: terrestrial, peer: sat}\n"
 		       "  - {name: sat, device: " + sat.name + ", role: satellite, peer: terr}\n"
 		       "next_hops:\n"
 		       "  - {name: to-term, port: sat, mac: \"02:00:00:00:04:01\"}\n"
 		       "terminals:\n"
-		       "  - {name: site-a, id: " + std::to_string(ida) + ", prefixes: [10.20.1.0/24]}\n"
-		       "  - {name: site-b, id: " + std::to_string(idb) + ", prefixes: [10.20.2.0/24]}\n"
+		       "  - {name: site-a, id: " + std::to_string(ida) +
+		       ", prefixes: [10.20.1.0/24]}\n"
+		       "  - {name: site-b, id: " + std::to_string(idb) +
+		       ", prefixes: [10.20.2.0/24]}\n"
 		       "rules:\n"
 		       "  - {name: to-sites, match: {dst: [10.20.0.0/16]}, action: forward, "
 		       "next_hop: to-term}\n"
 		       "workers: {idle_backoff_us: 0}\n" +
 		       (service.empty() ? std::string() :
-			"satlink: {port: sat, forward_rate_bps: 20000000, return_rate_bps: 2000000, "
-			"rtt_ms: 600, peer_mac: \"02:00:00:00:04:01\", default_service: " + service +
-			"}\n") + xcp;
+			"satlink: {port: sat, forward_rate_bps: 20000000, "
+			"return_rate_bps: 2000000, rtt_ms: 600, "
+			"peer_mac: \"02:00:00:00:04:01\", default_service: " + service + "}\n") +
+		       xcp;
 	}
 
 	void start(uint32_t nw, const std::string &service, const std::string &xcp)
@@ -203,7 +207,8 @@ struct Hub {
 		two_shards(a, b);
 		std::string y = yaml(a, b, service, xcp);
 		ASSERT_EQ(sgw_policy_load_buffer("xs.yaml", y.data(), y.size(), &pol, &errs), 0)
-			<< (errs.n ? errs.e[0].msg : "?") << " at " << (errs.n ? errs.e[0].line : 0)
+			<< (errs.n ? errs.e[0].msg : "?") << " at "
+			<< (errs.n ? errs.e[0].line : 0)
 			<< "\n" << y;
 		int rc = sgw_dp_init(dp.get(), &pol, nw, lcores, false,
 				     ("xs" + std::to_string(n)).c_str());
@@ -641,8 +646,8 @@ TEST(XcpStage, ExitJsonSummaryAndTelemetry)
 	EXPECT_NE(json.find("\"control_intervals\": 1"), std::string::npos) << json;
 	/* Well-formed JSON, when Debian's Python is there to say so. */
 	if (access("/usr/bin/python3", X_OK) == 0) {
-		std::string cmd = "/usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' " +
-				  path;
+		std::string cmd = "/usr/bin/python3 -c "
+				  "'import json,sys; json.load(open(sys.argv[1]))' " + path;
 		EXPECT_EQ(system(cmd.c_str()), 0) << json;
 	}
 	unlink(path.c_str());
@@ -707,7 +712,8 @@ run_scenario(uint32_t workers)
 		sgw_xs_read(h.dp.get(), &t);
 		r.tp.push_back(t);
 		for (auto &o : h.recv_sat()) {
-			uint32_t s = uint32_t(o[L4 + 20 + 4]) << 24 | uint32_t(o[L4 + 20 + 5]) << 16 |
+			uint32_t s = uint32_t(o[L4 + 20 + 4]) << 24 |
+				     uint32_t(o[L4 + 20 + 5]) << 16 |
 				     uint32_t(o[L4 + 20 + 6]) << 8 | o[L4 + 20 + 7];
 			r.out[s] = Bytes(o.begin() + 14, o.end());
 		}

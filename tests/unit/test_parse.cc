@@ -1700,12 +1700,14 @@ TEST(ParseXcp, EspBehindTheHeaderV4AndV6)
 			Ip6 h6;
 			h6.nh = 0;  // hop-by-hop, then a destination-options header, then XCP
 			ip = ip6(h6, cat({ext6(60, 8), ext6(254, 16),
-					  xcp(50, 700000, 64000, 1500, -7), esp(0x01020304, 99, payload)}));
+					  xcp(50, 700000, 64000, 1500, -7),
+					  esp(0x01020304, 99, payload)}));
 			l4 = 14 + 40 + 8 + 16;
 		} else {
 			Ip4 h;
 			h.proto = 254;
-			ip = ip4(h, cat({xcp(50, 700000, 64000, 1500, -7), esp(0x01020304, 99, payload)}));
+			ip = ip4(h, cat({xcp(50, 700000, 64000, 1500, -7),
+					 esp(0x01020304, 99, payload)}));
 			l4 = 34;
 		}
 		Bytes f = eth(v6 ? 0x86dd : 0x0800, ip);

@@ -104,7 +104,8 @@ TEST(PolicyXcp, ProtocolFollowsProtocolsSection)
 	std::string base = "version: 1\nrole: hub\nports:\n"
 			   "  - {name: sat, device: d1, role: satellite}\n"
 			   "terminals: [{name: a, id: 1, prefixes: [10.0.0.0/24]}]\n"
-			   "satlink: {port: sat, forward_rate_bps: 2000000, return_rate_bps: 2000000}\n";
+			   "satlink: {port: sat, forward_rate_bps: 2000000, "
+			   "return_rate_bps: 2000000}\n";
 	Loaded l(base + "protocols: {xcp: 200}\nxcp: {protocol: 200}\n");
 	ASSERT_EQ(l.rc, 0) << l.errors();
 	EXPECT_EQ(l.p.xcp.protocol, 200);
