@@ -251,5 +251,9 @@ section_load_fn load_satlink;
 /* policy_lift.c: lift (role hub, BS-LIFT). */
 extern const struct keyset lift_keyset;
 section_load_fn load_lift;
+/* policy_xcp.c: xcp (roles hub and terminal, with satlink). */
+extern const struct keyset xcp_keyset;
+
+section_load_fn load_xcp;
 
 #endif /* SGW_POLICY_LOAD_H */

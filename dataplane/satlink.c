@@ -1637,3 +1637,23 @@ const struct sgw_stage_ops sgw_stage_satlink = {
 	.tel_help = "satgw satlink: stage counters and sessions. Parameter: first session index",
 	.telemetry = sl_telemetry,
 };
+
+/* ------------------------------------------------- read-only accessors */
+
+uint64_t
+sgw_sl_queued_bytes(const struct sgw_dp *dp, uint32_t sess)
+{
+	const struct sgw_sl *sl = SL(dp);
+	const struct sgw_sl_sess *ss;
+	uint64_t b = 0;
+	uint32_t k;
+
+	if (sl == NULL || sess >= sl->n_sess)
+		return 0;
+	ss = &sl->sess[sess];
+	for (k = 0; k < sgw_ring_count(&ss->fqr); k++)
+		b += rte_pktmbuf_pkt_len(ss->fq[sgw_ring_at(&ss->fqr, k)]);
+	for (k = 0; k < sgw_ring_count(&ss->pqr); k++)
+		b += rte_pktmbuf_pkt_len(ss->pq[sgw_ring_at(&ss->pqr, k)]);
+	return b;
+}

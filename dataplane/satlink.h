@@ -199,6 +199,12 @@ void sgw_sl_read(const struct sgw_dp *dp, uint32_t sess, struct sgw_sl_pub *out)
  * queues. Exact only while the workers are stopped (the exit report, tests).
  */
 uint64_t sgw_sl_held(const struct sgw_dp *dp);
+/*
+ * Bytes session sess holds waiting for the line: the IP packets in its feed
+ * queue and the built frames in its pacer (read only; the session's owner
+ * thread only, or with the workers stopped). Walks both queues.
+ */
+uint64_t sgw_sl_queued_bytes(const struct sgw_dp *dp, uint32_t sess);
 
 #ifdef __cplusplus
 }

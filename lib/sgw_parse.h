@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sgw_xcp.h" /* SGW_XCPW_LEN: the one definition of the XCP header's length */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -76,7 +78,7 @@ enum sgw_class {
 #define SGW_TCP_MAX_SACK  4   /* SACK blocks that fit in 40 bytes of options */
 #define SGW_ESP_UDP_PORT  4500
 #define SGW_LIFT_HDR_LEN  8   /* LIFT paper, Table I */
-#define SGW_XCP_HDR_LEN   16  /* our XCP header, see docs/wire-formats.md */
+#define SGW_XCP_HDR_LEN   SGW_XCPW_LEN /* XCP v2 (lib/sgw_xcp.h, docs/wire-formats.md): 20 */
 
 /* Which TCP options were present (bit set in sgw_tcp_opts.present). */
 enum sgw_tcp_opt_bit {
@@ -203,26 +205,12 @@ sgw_lift_type(uint8_t flags)
 }
 
 /*
- * XCP header (ours; SatERN, seed 001, carries XCP feedback): 16 bytes between
- * the IP header and the transport header, all fields big-endian.
+ * XCP congestion header (SatERN, seed 001): version 2, 20 bytes between the
+ * IP header and the transport header or ESP. Its layout, codec and checks
+ * are lib/sgw_xcp.h's (SGW_XCPW_*); the parser only frames it: class xcp,
+ * l4_hlen SGW_XCP_HDR_LEN, and xcp_trunc when fewer bytes follow the IP
+ * header. The version-1 layout (16 bytes) is gone.
  */
-#define SGW_XCP_VERSION 1
-
-#define SGW_XCP_OFF_NEXT      0  /* 8 bits: next header */
-#define SGW_XCP_OFF_VER_FLAGS 1  /* version in the high 4 bits, flags in the low 4 */
-#define SGW_XCP_OFF_RESERVED  2  /* 16 bits, zero */
-#define SGW_XCP_OFF_RTT       4  /* 32 bits: sender RTT, microseconds */
-#define SGW_XCP_OFF_X         8  /* 32 bits unsigned: cwnd/rtt, bytes per second */
-#define SGW_XCP_OFF_FEEDBACK  12 /* 32 bits signed: delta in bytes; routers only lower it */
-
-struct sgw_xcp_hdr {
-	uint8_t next;
-	uint8_t ver_flags;
-	uint8_t reserved[2];
-	uint8_t rtt_us[4];
-	uint8_t x_bps[4];
-	uint8_t feedback[4];
-};
 
 struct sgw_parse_conf {
 	uint8_t lift_proto;     /* default 253 (RFC 3692 experimental) */

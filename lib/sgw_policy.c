@@ -11,6 +11,7 @@
 
 #include "sgw_hex.h"
 #include "sgw_policy.h"
+#include "sgw_xcp.h"
 
 void
 sgw_policy_init_defaults(struct sgw_policy *p)
@@ -56,6 +57,21 @@ sgw_policy_init_defaults(struct sgw_policy *p)
 	p->satlink.send_queue = 1024;
 	p->satlink.window_max = 8192;
 	p->satlink.default_service = SGW_SL_SVC_RELIABLE;
+
+	{
+		struct sgw_xcp_conf xc;
+
+		sgw_xcp_conf_default(&xc);
+		p->xcp.protocol = p->xcp_proto;
+		p->xcp.alpha = xc.alpha;
+		p->xcp.beta = xc.beta;
+		p->xcp.gamma = xc.gamma;
+		p->xcp.interval_min_us = (uint32_t)(xc.d_min_ns / 1000u);
+		p->xcp.interval_init_ms = (uint32_t)(xc.d_init_ns / 1000000u);
+		p->xcp.rtt_max_ms = (uint32_t)(xc.rtt_max_ns / 1000000u);
+		p->xcp.port = -1;
+		p->xcp.shaper_queue = 1024;
+	}
 }
 
 void

@@ -208,6 +208,26 @@ struct sgw_lift_policy {
 	uint32_t max_sas;            /* downlink SAs per worker; 0: max_flows */
 };
 
+/*
+ * roles hub and terminal: the XCP gateway stage (dataplane/xcp.c, docs/xcp.md)
+ * at this end's egress toward the satellite (satlink's queue). Its
+ * controller constants default to lib/sgw_xcp.h's (sgw_xcp_conf_default).
+ */
+struct sgw_xcp_policy {
+	bool enabled;               /* the section is present, its enabled not false */
+	uint8_t protocol;           /* the IP protocol XCP rides: protocols.xcp (254) */
+	uint64_t capacity_bps;      /* link capacity; 0: satlink's rate x sessions (xcp.md) */
+	double alpha;               /* 0.4 */
+	double beta;                /* 0.226 */
+	double gamma;               /* 0.1 */
+	uint32_t interval_min_us;   /* floor of the control interval: 1000 */
+	uint32_t interval_init_ms;  /* control interval before any H_rtt is seen: 100 */
+	uint32_t rtt_max_ms;        /* H_rtt above is taken as this, >= 1000 (no GEO cap): 10000 */
+	/* Without satlink: the stage's own egress shaper (one worker) owns the queue. */
+	int16_t port;               /* the satellite port: satlink's, or given (-1: none) */
+	uint32_t shaper_queue;      /* packets the shaper holds at most: 1024 */
+};
+
 struct sgw_policy {
 	enum sgw_role role;
 	uint8_t lift_proto;         /* default 253 */
@@ -230,6 +250,7 @@ struct sgw_policy {
 	struct sgw_emulator_conf emu;    /* role: emulator only */
 	struct sgw_satlink_conf satlink; /* roles hub and terminal */
 	struct sgw_lift_policy lift;     /* role hub */
+	struct sgw_xcp_policy xcp;       /* roles hub and terminal, with satlink */
 };
 
 /* What a rule matches on, extracted from one packet. Host order scalars. */

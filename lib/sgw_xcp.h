@@ -62,9 +62,9 @@ extern "C" {
 /* ---- Codec (wire layout: docs/wire-formats.md, "XCP congestion header") ---- */
 
 /*
- * Version 2. (Version 1 was the 16-byte layout reserved in sgw_parse.h,
- * struct sgw_xcp_hdr, which has no H_cwnd and no reverse feedback; it is
- * refused here as SGW_XCP_E_VERSION.)
+ * Version 2. (Version 1 was a 16-byte layout once reserved in sgw_parse.h,
+ * which had no H_cwnd and no reverse feedback; it is refused here as
+ * SGW_XCP_E_VERSION. The parser frames the header with SGW_XCPW_LEN.)
  */
 #define SGW_XCPW_VERSION 2
 #define SGW_XCPW_LEN 20          /* bytes; also the only header length sent */

@@ -114,7 +114,7 @@ hub_mix()
 		{eth(0x0800, ip4(1, {8, 0, 0, 0})), SGW_CLASS_ICMP},
 		{eth(0x86dd, ip6(6, tcp(443, 50000))), SGW_CLASS_TCP},
 		{eth(0x0800, ip4(253, {0x80, 0, 1, 0, 0, 0, 1, 50})), SGW_CLASS_LIFT},
-		{eth(0x0800, ip4(254, Bytes(16, 0x10))), SGW_CLASS_XCP},
+		{eth(0x0800, ip4(254, Bytes(20, 0x20))), SGW_CLASS_XCP},
 		{Bytes(10, 0), SGW_CLASS_MALFORMED},                        // runt
 		{eth(0x0800, ip4(6, Bytes(12, 0))), SGW_CLASS_MALFORMED},  // TCP cut short
 		{eth(0x0800, ip4(47, Bytes(8, 0))), SGW_CLASS_IP_OTHER},   // GRE

@@ -235,13 +235,16 @@ lift(uint8_t flags, uint16_t flow, uint32_t word, uint8_t next)
 	return b;
 }
 
+// XCP version 2 (lib/sgw_xcp.h): next, version 2 / flags, 5 words, reserved,
+// H_rtt, H_cwnd, H_feedback, reverse feedback.
 Bytes
-xcp(uint8_t next, uint32_t rtt_us, uint32_t x, int32_t fb)
+xcp(uint8_t next, uint32_t rtt_us, uint32_t cwnd, int32_t fb, int32_t rev = 0)
 {
-	Bytes b = {next, 0x10, 0, 0};
+	Bytes b = {next, 0x20, 5, 0};
 	put32(b, rtt_us);
-	put32(b, x);
+	put32(b, cwnd);
 	put32(b, static_cast<uint32_t>(fb));
+	put32(b, static_cast<uint32_t>(rev));
 	return b;
 }
 
@@ -1571,10 +1574,9 @@ TEST(ParseLift, HeaderLayout)
 	EXPECT_EQ(sgw_lift_type(SGW_LIFT_F_T), SGW_LIFT_TEARDOWN);
 	EXPECT_EQ(sgw_lift_type(SGW_LIFT_F_A | SGW_LIFT_F_D | SGW_LIFT_F_F), SGW_LIFT_TCP_ACK);
 	EXPECT_EQ(sgw_lift_type(SGW_LIFT_F_A | SGW_LIFT_F_T | 0x07), SGW_LIFT_FRACK);
-	EXPECT_EQ(sizeof(sgw_xcp_hdr), static_cast<size_t>(SGW_XCP_HDR_LEN));
-	EXPECT_EQ(offsetof(sgw_xcp_hdr, rtt_us), static_cast<size_t>(SGW_XCP_OFF_RTT));
-	EXPECT_EQ(offsetof(sgw_xcp_hdr, x_bps), static_cast<size_t>(SGW_XCP_OFF_X));
-	EXPECT_EQ(offsetof(sgw_xcp_hdr, feedback), static_cast<size_t>(SGW_XCP_OFF_FEEDBACK));
+	// One definition of the XCP header's length: the v2 codec's.
+	EXPECT_EQ(static_cast<size_t>(SGW_XCP_HDR_LEN), static_cast<size_t>(SGW_XCPW_LEN));
+	EXPECT_EQ(SGW_XCP_HDR_LEN, 20);
 }
 
 TEST(ParseLift, TcpAckOverEsp)
@@ -1638,34 +1640,94 @@ TEST(ParseXcp, OkTruncatedAndConfigured)
 {
 	Ip4 h;
 	h.proto = 254;
-	Bytes f = eth(0x0800, ip4(h, cat({xcp(6, 600000, 1250000, -3000), tcp(Tcp{})})));
+	Tcp t;
+	t.sport = 40001;
+	t.dport = 443;
+	Bytes f = eth(0x0800, ip4(h, cat({xcp(6, 600000, 1250000, -3000), tcp(t)})));
 	Parsed p = parse(f);
 	ASSERT_EQ(p.r, SGW_PR_OK);
 	EXPECT_EQ(p.info.cls, SGW_CLASS_XCP);
 	EXPECT_EQ(p.info.ip_proto, 254);
-	EXPECT_EQ(p.info.l4_hlen, 16);
-	EXPECT_EQ(p.info.payload_off, 34 + 16);
+	EXPECT_EQ(p.info.l4_off, 34);
+	EXPECT_EQ(p.info.l4_hlen, 20);
+	EXPECT_EQ(p.info.payload_off, 34 + 20);
 	EXPECT_EQ(p.info.sport, 0);  // the TCP inside is not parsed here
 	EXPECT_EQ(p.info.lift_next, 0);
 	check_invariants(p, f.size());
+	// payload_off is the TCP header's first byte (a v1 length would be 4 short).
+	EXPECT_EQ(f[p.info.payload_off], 40001 >> 8);
+	EXPECT_EQ(f[p.info.payload_off + 1], 40001 & 0xff);
+	EXPECT_EQ(f[p.info.payload_off + 2], 443 >> 8);
+	EXPECT_EQ(f[p.info.payload_off + 3], 443 & 0xff);
+	// The codec reads the same header at l4_off, of the length the parser framed.
+	sgw_xcp_fields xf;
+	ASSERT_EQ(sgw_xcp_parse(f.data() + p.info.l4_off, f.size() - p.info.l4_off, 254, &xf),
+		  SGW_XCP_OK);
+	EXPECT_EQ(xf.hlen, p.info.l4_hlen);
+	EXPECT_EQ(xf.next, 6);
+	EXPECT_EQ(xf.rtt_us, 600000u);
+	EXPECT_EQ(xf.cwnd, 1250000u);
+	EXPECT_EQ(xf.feedback, -3000);
 	for (size_t k = 0; k < SGW_XCP_HDR_LEN; k++) {
 		for (bool v6 : {false, true}) {
 			Bytes g;
 			if (v6) {
 				Ip6 h6;
 				h6.nh = 254;
-				g = eth(0x86dd, ip6(h6, Bytes(k, 0x10)));
+				g = eth(0x86dd, ip6(h6, Bytes(k, 0x20)));
 			} else {
-				g = eth(0x0800, ip4(h, Bytes(k, 0x10)));
+				g = eth(0x0800, ip4(h, Bytes(k, 0x20)));
 			}
 			EXPECT_EQ(parse(g).r, SGW_PR_XCP_TRUNC) << k << " v6=" << v6;
 		}
 	}
+	// Exactly 20 bytes (no transport behind it) is a whole header.
+	EXPECT_EQ(parse(eth(0x0800, ip4(h, xcp(59, 1, 2, 3)))).r, SGW_PR_OK);
 	sgw_parse_conf c = defconf();
 	c.xcp_proto = 200;
 	h.proto = 200;
 	EXPECT_EQ(parse(eth(0x0800, ip4(h, xcp(6, 1, 2, 3))), &c).info.cls, SGW_CLASS_XCP);
 	EXPECT_EQ(parse(eth(0x0800, ip4(h, xcp(6, 1, 2, 3)))).info.cls, SGW_CLASS_IP_OTHER);
+}
+
+TEST(ParseXcp, EspBehindTheHeaderV4AndV6)
+{
+	const Bytes payload(48, 0xa5);  // ciphertext: never looked at
+	for (bool v6 : {false, true}) {
+		Bytes ip;
+		size_t l4;
+		if (v6) {
+			Ip6 h6;
+			h6.nh = 0;  // hop-by-hop, then a destination-options header, then XCP
+			ip = ip6(h6, cat({ext6(60, 8), ext6(254, 16),
+					  xcp(50, 700000, 64000, 1500, -7),
+					  esp(0x01020304, 99, payload)}));
+			l4 = 14 + 40 + 8 + 16;
+		} else {
+			Ip4 h;
+			h.proto = 254;
+			ip = ip4(h, cat({xcp(50, 700000, 64000, 1500, -7),
+					 esp(0x01020304, 99, payload)}));
+			l4 = 34;
+		}
+		Bytes f = eth(v6 ? 0x86dd : 0x0800, ip);
+		Parsed p = parse(f);
+		ASSERT_EQ(p.r, SGW_PR_OK) << v6;
+		EXPECT_EQ(p.info.cls, SGW_CLASS_XCP) << v6;
+		EXPECT_EQ(p.info.ip_proto, 254) << v6;
+		EXPECT_EQ(p.info.l4_off, l4) << v6;
+		EXPECT_EQ(p.info.l4_hlen, 20) << v6;
+		EXPECT_EQ(p.info.payload_off, l4 + 20) << v6;
+		EXPECT_EQ(p.info.esp_spi, 0u);  // ESP inside is not the parser's business
+		check_invariants(p, f.size());
+		// The SPI starts at payload_off.
+		EXPECT_EQ(f[p.info.payload_off], 0x01) << v6;
+		EXPECT_EQ(f[p.info.payload_off + 3], 0x04) << v6;
+		sgw_xcp_fields xf;
+		ASSERT_EQ(sgw_xcp_parse(f.data() + l4, f.size() - l4, 254, &xf), SGW_XCP_OK);
+		EXPECT_EQ(xf.next, 50);
+		EXPECT_EQ(xf.reverse, -7);
+	}
 }
 
 // ---------------------------------------------------------------- robustness

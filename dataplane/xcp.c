@@ -1,0 +1,620 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The XCP gateway stage (see xcp.h): lib/sgw_xcp.h's router controller at
+ * this end's egress toward the satellite, on every worker.
+ *
+ * Why each choice (docs/xcp.md, "The dataplane stage"):
+ * - The queue XCP controls is the bottleneck's, satlink's feed queues and
+ *   pacers (paced at the link's rate). The stage claims the satlink port
+ *   after satlink did (its row is later in the table) and runs before
+ *   satlink's action on every packet that leaves by it: XCP packets are
+ *   parsed, accumulated and their H_feedback lowered, the rest counted as
+ *   load (sgw_xcp_on_other), then satlink's action carries the packet as it
+ *   would have. So the controller sees all input bytes of the link, XCP or
+ *   not, at the moment they join its queue.
+ * - The class burst (packets of class xcp) is the stateless stage's rule
+ *   lookup and emit: XCP packets that do not leave toward the satellite
+ *   (returning ACKs at a hub) pass untouched.
+ * - Several workers carry the link (each owns the sessions of its terminals):
+ *   per-worker accumulators (relaxed stores, no locked instruction), one
+ *   aggregation per control interval by worker 0 in its loop hook (it needs
+ *   no packet and runs every loop, so the interval ends on time), parameters
+ *   to each worker through its own seqlock, each worker refreshing its copy
+ *   once per loop. The queue: each worker samples its own sessions' bytes
+ *   (only the owner may look at them) every SGW_XS_QSAMPLE_NS and stores the
+ *   sum in its slot; worker 0 adds the slots up into the persistent-queue
+ *   estimator, which stays single-writer.
+ * - The control interval is the bytes-weighted mean H_rtt (lib), never capped
+ *   below rtt_max_ms (>= 1 s: no cap under a GEO round trip).
+ * - Without satlink the stage owns the satellite port and its queue: an
+ *   egress shaper sending at the configured capacity (a FIFO of packets on
+ *   worker 0, the only worker then: a shaper shared by several workers would
+ *   need a shared queue or a rate split, neither built).
+ * - No checksum covers H_feedback (docs/wire-formats.md): lowering it changes
+ *   4 bytes no IPv4 header, transport or ESP checksum covers, so nothing is
+ *   recomputed and nothing past the XCP header is read or written (ESP
+ *   behind it stays byte for byte as it came).
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "emit.h"
+#include "satlink.h"
+#include "seqlock.h"
+#include "sgw_dp.h"
+#include "sgw_satlink.h"
+#include "sgw_slcrypto.h"
+#include "stage.h"
+#include "tx.h"
+#include "xcp.h"
+
+#define XS_SHAPER_CREDIT_NS 1000000ull  /* line time a late loop may catch up at once */
+
+#define XS(dp) sgw_xs_of(dp)
+#define XSW(w) sgw_xs_worker_of(w)
+
+static const char *const xs_ctr_names[SGW_XS__COUNT] = {
+	[SGW_XS_XCP_SEEN] = "xcp_seen",
+	[SGW_XS_XCP_LINK] = "xcp_to_link",
+	[SGW_XS_OTHER_LINK] = "other_to_link",
+	[SGW_XS_LOWERED] = "feedback_lowered",
+	[SGW_XS_BAD] = "bad_header",
+	[SGW_XS_CHAINED] = "header_not_in_first_segment",
+	[SGW_XS_SHAPED] = "shaper_sent",
+};
+
+/* The stage's own drop reasons (drops.*, from sgw_stage_drop_base(SGW_STAGE_XCP)). */
+enum { XS_DROP_SHAPER_FULL = 0 };
+static const char *const xs_drop_names[] = { "xcp_shaper_full" };
+
+const char *
+sgw_xs_ctr_name(enum sgw_xs_ctr c)
+{
+	return (unsigned int)c < SGW_XS__COUNT ? xs_ctr_names[c] : "?";
+}
+
+/* The controller's constants from a policy. */
+static void
+conf_of(const struct sgw_policy *pol, struct sgw_xcp_conf *c)
+{
+	sgw_xcp_conf_default(c);
+	c->alpha = pol->xcp.alpha;
+	c->beta = pol->xcp.beta;
+	c->gamma = pol->xcp.gamma;
+	c->d_min_ns = (uint64_t)pol->xcp.interval_min_us * 1000u;
+	c->d_init_ns = (uint64_t)pol->xcp.interval_init_ms * 1000000u;
+	c->rtt_max_ns = (uint64_t)pol->xcp.rtt_max_ms * 1000000u;
+}
+
+/*
+ * The link's capacity in IP bytes/s: xcp.capacity_bps, else what satlink's
+ * sessions may send together: the pacing rate of this end (hub: forward,
+ * terminal: return; each session is paced at it, the terminals' shares of
+ * one carrier) times the sessions, times the share of a full frame that is
+ * IP packet (satlink paces whole Ethernet frames).
+ */
+static double
+capacity_of(const struct sgw_xs *xs, const struct sgw_policy *pol)
+{
+	uint64_t bps;
+
+	if (pol->xcp.capacity_bps != 0 || xs->shaper)
+		return (double)pol->xcp.capacity_bps / 8.0;
+	bps = pol->role == SGW_ROLE_HUB ? pol->satlink.forward_rate_bps :
+		pol->satlink.return_rate_bps;
+	return (double)bps / 8.0 * xs->frame_eff * (double)xs->n_sess;
+}
+
+static int
+xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
+{
+	const struct sgw_sl *sl = sgw_sl_of(dp);
+	struct sgw_xs *xs;
+	uint32_t i;
+
+	if (!pol->xcp.enabled || dp->bare_forward)
+		return 0;  /* off: class xcp goes to the stateless stage */
+	if ((!dp->stage_on[SGW_STAGE_SATLINK] || sl == NULL) &&
+	    (pol->xcp.port < 0 || pol->xcp.capacity_bps == 0)) {
+		/* The loader refuses this; a policy built some other way gets it here. */
+		SGW_LOG(ERR, "xcp: without satlink the egress shaper needs a port and a "
+			"capacity");
+		return -1;
+	}
+	if (sl == NULL && dp->n_workers != 1) {
+		SGW_LOG(ERR, "xcp: the egress shaper (xcp without satlink) runs on one worker, "
+			"not %u", dp->n_workers);
+		return -1;
+	}
+	if (dp->n_workers > SGW_XCP_MAX_WORKERS) {
+		SGW_LOG(ERR, "xcp: at most %u workers", SGW_XCP_MAX_WORKERS);
+		return -1;
+	}
+	xs = rte_zmalloc("sgw_xs", sizeof(*xs), RTE_CACHE_LINE_SIZE);
+	if (xs == NULL)
+		return -1;
+	dp->sdata[SGW_STAGE_XCP] = xs;
+	xs->proto = pol->xcp_proto;
+	xs->n_workers = dp->n_workers;
+	if (sl != NULL) {
+		xs->pidx = sl->pidx;
+		xs->n_sess = sl->n_sess;
+		xs->frame_eff = (double)pol->satlink.frame_size /
+			(double)(pol->satlink.frame_size + RTE_ETHER_HDR_LEN +
+				 SGW_SATLINK_HDR_LEN + (sl->keyed ? SGW_SLC_OVERHEAD : 0));
+	} else {
+		xs->shaper = true;
+		xs->pidx = pol->xcp.port;
+		sgw_ring_init(&xs->fr, pol->xcp.shaper_queue);
+		xs->fq = rte_zmalloc("sgw_xs_fq", sizeof(*xs->fq) * xs->fr.cap,
+				     RTE_CACHE_LINE_SIZE);
+		xs->fsz = rte_zmalloc("sgw_xs_fsz", sizeof(*xs->fsz) * xs->fr.cap,
+				      RTE_CACHE_LINE_SIZE);
+		if (xs->fq == NULL || xs->fsz == NULL)
+			return -1;
+	}
+	conf_of(pol, &xs->conf);
+	if (sgw_xcp_conf_check(&xs->conf) != 0) {
+		SGW_LOG(ERR, "xcp: the controller refuses the policy's constants");
+		return -1;
+	}
+	/*
+	 * The parameters before the first interval (no feedback, but rtt_max set:
+	 * the accumulators clamp H_rtt with it) in every worker's copy and
+	 * publication; worker 0 starts the controller again at its first loop.
+	 */
+	if (sgw_xcp_ctl_init(&xs->conf, &xs->ctl, 0, NULL, dp->n_workers, xs->out) != 0)
+		return -1;
+	for (i = 0; i < dp->n_workers; i++) {
+		int socket = (int)rte_lcore_to_socket_id(dp->workers[i]->lcore);
+		struct sgw_xs_worker *x;
+
+		x = rte_zmalloc_socket("sgw_xs_worker", sizeof(*x), RTE_CACHE_LINE_SIZE, socket);
+		if (x == NULL)
+			return -1;
+		dp->workers[i]->sctx[SGW_STAGE_XCP] = x;
+		sgw_xcp_acc_init(&xs->acc[i]);
+		sgw_xcp_pub_init(&xs->pub[i], &xs->out[i]);
+		x->local = xs->out[i];
+		x->local.pos_left = xs->out[i].pos_budget;
+		x->local.neg_left = xs->out[i].neg_budget;
+	}
+	/* After satlink (a later row): packets leaving by its port come here first. */
+	sgw_stage_own_port(dp, xs->pidx, SGW_STAGE_XCP);
+	SGW_LOG(INFO, "xcp on port '%s' (protocol %u, %s): capacity %.0f bit/s, alpha %g "
+		"beta %g gamma %g, interval %" PRIu64 " ms until H_rtt is seen, rtt_max %u ms",
+		pol->ports[xs->pidx].name, xs->proto,
+		xs->shaper ? "its own egress shaper" : "satlink's queue",
+		capacity_of(xs, pol) * 8.0,
+		xs->conf.alpha, xs->conf.beta, xs->conf.gamma, xs->conf.d_init_ns / 1000000u,
+		pol->xcp.rtt_max_ms);
+	return 1;
+}
+
+static void
+xs_fini(struct sgw_dp *dp)
+{
+	uint32_t i;
+
+	for (i = 0; i < dp->n_workers; i++) {
+		if (dp->workers[i] == NULL)
+			continue;
+		rte_free(dp->workers[i]->sctx[SGW_STAGE_XCP]);
+		dp->workers[i]->sctx[SGW_STAGE_XCP] = NULL;
+	}
+	if (XS(dp) != NULL) {
+		rte_free(XS(dp)->fq);
+		rte_free(XS(dp)->fsz);
+	}
+	rte_free(dp->sdata[SGW_STAGE_XCP]);
+	dp->sdata[SGW_STAGE_XCP] = NULL;
+}
+
+/* The workers have stopped: what the shaper holds is freed unsent (drops.shutdown). */
+static void
+xs_drain(struct sgw_dp *dp)
+{
+	struct sgw_xs *xs = XS(dp);
+
+	if (xs == NULL || !xs->shaper)
+		return;
+	while (!sgw_ring_empty(&xs->fr)) {
+		dp->workers[0]->c.drop[SGW_DROP_SHUTDOWN]++;
+		rte_pktmbuf_free(xs->fq[sgw_ring_pop(&xs->fr)]);
+	}
+	xs->fbytes = 0;
+}
+
+static uint64_t
+xs_held(const struct sgw_dp *dp)
+{
+	const struct sgw_xs *xs = XS(dp);
+
+	return xs != NULL && xs->shaper ? sgw_ring_count(&xs->fr) : 0;
+}
+
+/* Send what the shaper may send by now, at the capacity (worker 0). */
+static void
+shaper_pump(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
+{
+	uint64_t now = w->now_ns;
+	double ns_per_byte = 1e9 / capacity_of(xs, &s->pol);
+
+	if (xs->next_ns + XS_SHAPER_CREDIT_NS < now)
+		xs->next_ns = now - XS_SHAPER_CREDIT_NS;
+	while (!sgw_ring_empty(&xs->fr) && xs->next_ns <= now) {
+		uint32_t k = sgw_ring_pop(&xs->fr);
+
+		xs->fbytes -= xs->fsz[k];
+		xs->next_ns += (uint64_t)((double)xs->fsz[k] * ns_per_byte + 0.5);
+		XSW(w)->ctr[SGW_XS_SHAPED]++;
+		sgw_tx(w, (uint16_t)xs->pidx, xs->fq[k], s->pol.workers.burst);
+	}
+}
+
+/*
+ * enabled and the protocol number are fixed at startup: a reload that turns
+ * the stage off or moves the number is refused (one that would turn it on
+ * while it is off is not seen here: the stage table calls only stages that
+ * are on; it takes effect at the next start).
+ */
+static int
+xs_snapshot(struct sgw_dp *dp, struct sgw_snapshot *s, char *err, size_t errlen)
+{
+	const struct sgw_xs *xs = XS(dp);
+
+	if (!s->pol.xcp.enabled || (xs != NULL && s->pol.xcp_proto != xs->proto)) {
+		snprintf(err, errlen, "xcp: 'enabled' and the XCP protocol number need a restart");
+		return -1;
+	}
+	return 0;
+}
+
+/* Class xcp: the rule's action, like the stateless stage (the link's packets come back
+ * through xs_action). */
+static void
+xs_burst(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
+	 const uint16_t *idx, uint16_t n)
+{
+	uint16_t j;
+
+	XSW(w)->ctr[SGW_XS_XCP_SEEN] += n;
+	for (j = 0; j < n; j++) {
+		const struct sgw_pkt_meta *pm = &w->pm[idx[j]];
+
+		sgw_emit(w, s, m[idx[j]], pm->pidx, &pm->info, pm->term,
+			 sgw_rule_for(s, &pm->info, pm->pidx, pm->term));
+	}
+}
+
+/* A packet leaving toward the satellite: count it into the link, then satlink carries it. */
+static void
+xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
+	  const struct sgw_pkt_info *pi, int32_t term, int32_t rule)
+{
+	struct sgw_xs *xs = XS(w->dp);
+	struct sgw_xs_worker *x = XSW(w);
+	struct sgw_xcp_acc *acc = &xs->acc[w->idx];
+	uint32_t size = pi->ip_ver != 0 ? pi->l3_len : rte_pktmbuf_pkt_len(m);
+
+	if (pi->cls != SGW_CLASS_XCP) {
+		x->ctr[SGW_XS_OTHER_LINK]++;
+		sgw_xcp_on_other(acc, size);
+	} else if (unlikely((uint32_t)pi->l4_off + SGW_XCPW_LEN > rte_pktmbuf_data_len(m))) {
+		/* A chained mbuf whose first segment ends inside the header: load only. */
+		x->ctr[SGW_XS_CHAINED]++;
+		sgw_xcp_on_other(acc, size);
+	} else {
+		uint32_t end = RTE_MIN((uint32_t)pi->l3_off + pi->l3_len,
+				       (uint32_t)rte_pktmbuf_data_len(m));
+		uint8_t *hdr = rte_pktmbuf_mtod_offset(m, uint8_t *, pi->l4_off);
+		enum sgw_xcp_err e = SGW_XCP_OK;
+		int rc;
+
+		x->ctr[SGW_XS_XCP_LINK]++;
+		rc = sgw_xcp_process(acc, &x->local, xs->proto, hdr, end - pi->l4_off, size, NULL,
+				     &e);
+		if (rc > 0) {
+			x->ctr[SGW_XS_LOWERED]++;
+		} else if (rc < 0) {
+			x->ctr[SGW_XS_BAD]++;
+			x->bad[(unsigned int)e < SGW_XCP_E__COUNT ? e : SGW_XCP_E_TRUNC]++;
+		}
+	}
+	if (!xs->shaper) {
+		sgw_stages[SGW_STAGE_SATLINK]->action(w, s, m, pi, term, rule);
+		return;
+	}
+	/* The egress shaper's queue (worker 0 is the only worker then). */
+	if (sgw_ring_full(&xs->fr)) {
+		sgw_drop(w, m, (enum sgw_drop)(sgw_stage_drop_base(SGW_STAGE_XCP) +
+					       XS_DROP_SHAPER_FULL));
+		return;
+	}
+	{
+		uint32_t k = sgw_ring_push(&xs->fr);
+
+		xs->fq[k] = m;
+		xs->fsz[k] = size;
+		xs->fbytes += size;
+	}
+	shaper_pump(w, s, xs);
+}
+
+/* Bytes waiting for the line in the sessions this worker owns. */
+static uint64_t
+own_queue(const struct sgw_worker *w)
+{
+	const struct sgw_sl *sl = sgw_sl_of(w->dp);
+	uint64_t b = 0;
+	uint32_t i;
+
+	if (sl == NULL)  /* the egress shaper's */
+		return XS(w->dp)->fbytes;
+	for (i = 0; i < sl->n_sess; i++)
+		if (sl->sess[i].owner == w->idx)
+			b += sgw_sl_queued_bytes(w->dp, i);
+	return b;
+}
+
+static void
+publish_telemetry(struct sgw_xs *xs, double cap, uint64_t qnow, uint64_t qp)
+{
+	sgw_seq_write_begin(&xs->tseq);
+	xs->tpub.epoch = xs->ctl.epoch;
+	xs->tpub.d_ns = xs->ctl.d_ns;
+	xs->tpub.t_start_ns = xs->ctl.t_start_ns;
+	xs->tpub.capacity_Bps = cap;
+	xs->tpub.queue_bytes = qnow;
+	xs->tpub.queue_persistent = qp;
+	xs->tpub.last = xs->ctl.last;
+	xs->tpub.xi_p = xs->out[0].xi_p;
+	xs->tpub.xi_n = xs->out[0].xi_n;
+	sgw_seq_write_end(&xs->tseq);
+}
+
+/* Worker 0: sample the link's queue, end the interval when it is due. */
+static void
+aggregate(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
+{
+	uint64_t now = w->now_ns, q = 0;
+	double cap = capacity_of(xs, &s->pol);
+	uint32_t i;
+
+	if (!xs->started) {
+		xs->started = true;
+		conf_of(&s->pol, &xs->conf);
+		for (i = 0; i < xs->n_workers; i++)
+			sgw_xcp_acc_read(&xs->acc[i], &xs->snaps[i]);
+		sgw_xcp_ctl_init(&xs->conf, &xs->ctl, now, xs->snaps, xs->n_workers, xs->out);
+		for (i = 0; i < xs->n_workers; i++)
+			sgw_xcp_pub_write(&xs->pub[i], &xs->out[i]);
+		sgw_xcp_qest_init(&xs->qest);
+		xs->next_qsample_ns = now;
+		publish_telemetry(xs, cap, 0, 0);
+	}
+	if (now >= xs->next_qsample_ns) {
+		xs->next_qsample_ns = now + SGW_XS_QSAMPLE_NS;
+		for (i = 0; i < xs->n_workers; i++)
+			q += __atomic_load_n(&xs->q[i].bytes, __ATOMIC_RELAXED);
+		sgw_xcp_qest_sample(&xs->qest, &xs->conf, now, q, xs->ctl.d_ns, cap);
+		/* Between intervals: the queue now, for telemetry. */
+		__atomic_store_n(&xs->tpub.queue_bytes, q, __ATOMIC_RELAXED);
+	}
+	if (now < sgw_xcp_ctl_deadline(&xs->ctl))
+		return;
+	/* A reload may have changed the constants: the next interval runs with them. */
+	for (i = 0; i < xs->n_workers; i++)
+		sgw_xcp_acc_read(&xs->acc[i], &xs->snaps[i]);
+	q = sgw_xcp_qest_value(&xs->qest, now);
+	sgw_xcp_aggregate(&xs->conf, &xs->ctl, xs->snaps, xs->n_workers, cap, (double)q, now,
+			  &xs->ctl, xs->out);
+	conf_of(&s->pol, &xs->conf);
+	if (sgw_xcp_conf_check(&xs->conf) != 0)
+		sgw_xcp_conf_default(&xs->conf);
+	for (i = 0; i < xs->n_workers; i++)
+		sgw_xcp_pub_write(&xs->pub[i], &xs->out[i]);
+	publish_telemetry(xs, cap, __atomic_load_n(&xs->tpub.queue_bytes, __ATOMIC_RELAXED), q);
+}
+
+static void
+xs_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
+{
+	struct sgw_xs *xs = XS(w->dp);
+	struct sgw_xs_worker *x = XSW(w);
+
+	if (xs->shaper)
+		shaper_pump(w, s, xs);
+	if (w->now_ns >= x->next_qsample_ns) {
+		x->next_qsample_ns = w->now_ns + SGW_XS_QSAMPLE_NS;
+		__atomic_store_n(&xs->q[w->idx].bytes, own_queue(w), __ATOMIC_RELAXED);
+	}
+	if (w->idx == 0)
+		aggregate(w, s, xs);
+	sgw_xcp_pub_refresh(&xs->pub[w->idx], &x->local);
+}
+
+/* ------------------------------------------------------------- reporting */
+
+void
+sgw_xs_read(const struct sgw_dp *dp, struct sgw_xs_tpub *out)
+{
+	const struct sgw_xs *xs = XS(dp);
+
+	memset(out, 0, sizeof(*out));
+	if (xs != NULL)
+		sgw_seq_read(&xs->tseq, out, &xs->tpub, sizeof(*out));
+}
+
+void
+sgw_xs_counters(const struct sgw_dp *dp, uint64_t ctr[SGW_XS__COUNT],
+		uint64_t bad[SGW_XCP_E__COUNT], struct sgw_xcp_sums *sums)
+{
+	const struct sgw_xs *xs = XS(dp);
+	uint32_t i, k;
+
+	memset(ctr, 0, sizeof(uint64_t) * SGW_XS__COUNT);
+	memset(bad, 0, sizeof(uint64_t) * SGW_XCP_E__COUNT);
+	memset(sums, 0, sizeof(*sums));
+	if (xs == NULL)
+		return;
+	for (i = 0; i < dp->n_workers; i++) {
+		const struct sgw_xs_worker *x;
+		struct sgw_xcp_sums one;
+
+		if (dp->workers[i] == NULL || dp->workers[i]->sctx[SGW_STAGE_XCP] == NULL)
+			continue;
+		x = XSW(dp->workers[i]);
+		for (k = 0; k < SGW_XS__COUNT; k++)
+			ctr[k] += __atomic_load_n(&x->ctr[k], __ATOMIC_RELAXED);
+		for (k = 0; k < SGW_XCP_E__COUNT; k++)
+			bad[k] += __atomic_load_n(&x->bad[k], __ATOMIC_RELAXED);
+		sgw_xcp_acc_read(&xs->acc[i], &one);
+		for (k = 0; k < SGW_XCP_S__COUNT; k++)
+			sums->v[k] += one.v[k];
+	}
+}
+
+/* Every number the stage reports, through fn (u64) and fd (reals). */
+static void
+xs_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void (*fd)(void *, const char *, double),
+	  void *ctx)
+{
+	uint64_t ctr[SGW_XS__COUNT], bad[SGW_XCP_E__COUNT];
+	struct sgw_xcp_sums sums;
+	struct sgw_xs_tpub t;
+	char name[48];
+	unsigned int k;
+
+	sgw_xs_counters(dp, ctr, bad, &sums);
+	sgw_xs_read(dp, &t);
+	fd(ctx, "capacity_bps", t.capacity_Bps * 8.0);
+	fd(ctx, "input_bps", t.last.input_Bps * 8.0);
+	fd(ctx, "spare_bps", t.last.spare_Bps * 8.0);
+	fn(ctx, "queue_bytes", t.queue_bytes);
+	fn(ctx, "queue_persistent_bytes", t.queue_persistent);
+	fn(ctx, "control_intervals", t.epoch);
+	fn(ctx, "control_interval_ns", t.d_ns);
+	fd(ctx, "phi_bytes", t.last.phi_bytes);
+	fd(ctx, "shuffled_bytes", t.last.h_bytes);
+	fd(ctx, "flows", t.last.flows);
+	fn(ctx, "rtt_flow_ns", (uint64_t)t.last.rtt_flow_ns);
+	fd(ctx, "xi_p", t.xi_p);
+	fd(ctx, "xi_n", t.xi_n);
+	fn(ctx, "feedback_positive_bytes", sums.v[SGW_XCP_S_FB_POS]);
+	fn(ctx, "feedback_negative_bytes", sums.v[SGW_XCP_S_FB_NEG]);
+	fn(ctx, "input_bytes", sums.v[SGW_XCP_S_BYTES]);
+	fn(ctx, "input_pkts", sums.v[SGW_XCP_S_PKTS]);
+	fn(ctx, "xcp_bytes_with_rtt", sums.v[SGW_XCP_S_XBYTES]);
+	fn(ctx, "xcp_pkts_with_rtt", sums.v[SGW_XCP_S_XPKTS]);
+	fn(ctx, "xcp_pkts_no_rtt", sums.v[SGW_XCP_S_NORTT]);
+	fn(ctx, "xcp_rtt_clamped", sums.v[SGW_XCP_S_CLAMPED]);
+	for (k = 0; k < SGW_XS__COUNT; k++)
+		fn(ctx, xs_ctr_names[k], ctr[k]);
+	for (k = 1; k < SGW_XCP_E__COUNT; k++) {
+		snprintf(name, sizeof(name), "bad_%s", sgw_xcp_err_name((enum sgw_xcp_err)k));
+		fn(ctx, name, bad[k]);
+	}
+}
+
+struct json_ctx {
+	FILE *f;
+	int n;
+};
+
+static void
+json_kv(void *arg, const char *k, uint64_t v)
+{
+	struct json_ctx *j = arg;
+
+	fprintf(j->f, "%s\"%s\": %" PRIu64, j->n++ ? ", " : "", k, v);
+}
+
+static void
+json_kd(void *arg, const char *k, double v)
+{
+	struct json_ctx *j = arg;
+
+	fprintf(j->f, "%s\"%s\": %.6g", j->n++ ? ", " : "", k, v);
+}
+
+static void
+xs_write_json(const struct sgw_dp *dp, FILE *f)
+{
+	const struct sgw_xs *xs = XS(dp);
+	struct json_ctx j = {.f = f};
+
+	fprintf(f, "  \"xcp\": {\"protocol\": %u, \"link_port\": %d, \"queue\": \"%s\",\n"
+		"    \"link\": {", xs->proto, xs->pidx, xs->shaper ? "shaper" : "satlink");
+	xs_fields(dp, json_kv, json_kd, &j);
+	fprintf(f, "}\n  },\n");
+}
+
+static void
+xs_print_summary(const struct sgw_dp *dp, FILE *f)
+{
+	uint64_t ctr[SGW_XS__COUNT], bad[SGW_XCP_E__COUNT];
+	struct sgw_xcp_sums sums;
+	struct sgw_xs_tpub t;
+
+	sgw_xs_counters(dp, ctr, bad, &sums);
+	sgw_xs_read(dp, &t);
+	fprintf(f, "  xcp link: capacity %.0f bit/s, input %.0f bit/s, queue %" PRIu64
+		" B (persistent %" PRIu64 "), %" PRIu64 " intervals of %.1f ms, ~%.1f flows\n",
+		t.capacity_Bps * 8.0, t.last.input_Bps * 8.0, t.queue_bytes, t.queue_persistent,
+		t.epoch, (double)t.d_ns / 1e6, t.last.flows);
+	fprintf(f, "  xcp packets: %" PRIu64 " XCP to the link (%" PRIu64 " lowered, %" PRIu64
+		" bad header), %" PRIu64 " other to the link; feedback +%" PRIu64 " / -%" PRIu64
+		" bytes\n", ctr[SGW_XS_XCP_LINK], ctr[SGW_XS_LOWERED], ctr[SGW_XS_BAD],
+		ctr[SGW_XS_OTHER_LINK], sums.v[SGW_XCP_S_FB_POS], sums.v[SGW_XCP_S_FB_NEG]);
+}
+
+static void
+tel_kv(void *ctx, const char *k, uint64_t v)
+{
+	rte_tel_data_add_dict_u64(ctx, k, v);
+}
+
+/* DPDK 22.11 telemetry has no reals: "%.6g" as a string. */
+static void
+tel_kd(void *ctx, const char *k, double v)
+{
+	char b[32];
+
+	snprintf(b, sizeof(b), "%.6g", v);
+	rte_tel_data_add_dict_string(ctx, k, b);
+}
+
+static int
+xs_telemetry(const struct sgw_dp *dp, const char *params, struct rte_tel_data *d)
+{
+	RTE_SET_USED(params);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "protocol", XS(dp)->proto);
+	xs_fields(dp, tel_kv, tel_kd, d);
+	return 0;
+}
+
+const struct sgw_stage_ops sgw_stage_xcp = {
+	.name = "xcp",
+	.classes = SGW_CLASS_BIT(SGW_CLASS_XCP),
+	.init = xs_init,
+	.snapshot = xs_snapshot,
+	.fini = xs_fini,
+	.drain = xs_drain,
+	.held = xs_held,
+	.drop_names = xs_drop_names,
+	.n_drops = RTE_DIM(xs_drop_names),
+	.burst = xs_burst,
+	.action = xs_action,
+	.loop = xs_loop,
+	.write_json = xs_write_json,
+	.print_summary = xs_print_summary,
+	.tel_cmd = "/satgw/xcp",
+	.tel_help = "satgw xcp: the link's controller (capacity, input, queue, feedback, "
+		    "flows) and the stage's counters",
+	.telemetry = xs_telemetry,
+};

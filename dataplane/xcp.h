@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The XCP gateway stage (row SGW_STAGE_XCP of the stage table, stage.h):
+ * the router controller of lib/sgw_xcp.h at this end's egress toward the
+ * satellite, which is satlink's queue (the feed queues and pacers of the
+ * sessions), or without satlink the stage's own egress shaper (one worker).
+ * One controller for the link (the satlink port, this end's
+ * direction), carried by every worker: each worker adds the packets it
+ * sends toward the link to its own accumulator and lowers H_feedback from
+ * its own copy of the parameters; worker 0 aggregates once per control
+ * interval and publishes the parameters through each worker's seqlock.
+ * docs/xcp.md, "The dataplane stage". Its state: dp->sdata[SGW_STAGE_XCP]
+ * (struct sgw_xs) and each worker's sctx[SGW_STAGE_XCP] (struct
+ * sgw_xs_worker). The header is for the stage and its tests.
+ */
+#ifndef SGW_DP_XCP_H
+#define SGW_DP_XCP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sgw_dp.h"
+#include "sgw_ring.h"
+#include "sgw_xcp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How often each worker samples the queue of its sessions, and worker 0 the link's. */
+#define SGW_XS_QSAMPLE_NS 1000000ull
+
+/* Per-worker packet counters of the stage (one writer: the worker). */
+enum sgw_xs_ctr {
+	SGW_XS_XCP_SEEN = 0,    /* packets of class xcp the stage took (any destination) */
+	SGW_XS_XCP_LINK,        /* XCP packets toward the link (controller input) */
+	SGW_XS_OTHER_LINK,      /* packets without XCP header toward the link (load only) */
+	SGW_XS_LOWERED,         /* headers whose H_feedback the stage lowered */
+	SGW_XS_BAD,             /* XCP packets toward the link with a refused header */
+	SGW_XS_CHAINED,         /* XCP header not in the first segment: counted as load */
+	SGW_XS_SHAPED,          /* packets the egress shaper sent (without satlink) */
+	SGW_XS__COUNT
+};
+
+/* What worker 0 publishes after each control interval (seqlock, dataplane/seqlock.h). */
+struct sgw_xs_tpub {
+	uint64_t epoch;               /* control intervals completed */
+	uint64_t d_ns;                /* the current control interval */
+	uint64_t t_start_ns;          /* when the current interval started (worker 0's clock) */
+	double capacity_Bps;          /* the capacity now */
+	uint64_t queue_bytes;         /* the link's queue at the last sample */
+	uint64_t queue_persistent;    /* the persistent queue (minimum over the window) */
+	struct sgw_xcp_telem last;    /* the interval that ended last */
+	double xi_p, xi_n;            /* the parameters published last */
+};
+
+/* dp->sdata[SGW_STAGE_XCP] while the stage is on. */
+struct sgw_xs {
+	uint8_t proto;                /* the XCP protocol number */
+	int16_t pidx;                 /* the satlink port: the link */
+	uint32_t n_workers;
+	uint32_t n_sess;              /* satlink's sessions (the default capacity) */
+	/*
+	 * Without satlink: the egress shaper (one worker, worker 0) owns the
+	 * link's queue, a FIFO of packets sent at the capacity.
+	 */
+	bool shaper;
+	struct sgw_ring fr;           /* which slots of fq are held */
+	struct rte_mbuf **fq;
+	uint32_t *fsz;                /* each held packet's size as the link counts it */
+	uint64_t fbytes;              /* bytes held */
+	uint64_t next_ns;             /* when the next packet may leave */
+	double frame_eff;             /* satlink's payload share of a full frame (capacity) */
+	/* per worker, single writer each */
+	struct sgw_xcp_acc acc[SGW_MAX_WORKERS];
+	struct sgw_xcp_pub pub[SGW_MAX_WORKERS];   /* written by worker 0 */
+	struct {
+		alignas(64) uint64_t bytes;        /* the worker's sessions' queue, last sample */
+	} q[SGW_MAX_WORKERS];
+	/* worker 0 only: the aggregator */
+	bool started;
+	uint64_t next_qsample_ns;
+	struct sgw_xcp_conf conf;
+	struct sgw_xcp_ctl ctl;
+	struct sgw_xcp_qest qest;
+	struct sgw_xcp_params out[SGW_MAX_WORKERS];
+	struct sgw_xcp_sums snaps[SGW_MAX_WORKERS];
+	/* publication for readers */
+	uint32_t tseq;
+	struct sgw_xs_tpub tpub;
+};
+
+/* Each worker's sctx[SGW_STAGE_XCP]. */
+struct sgw_xs_worker {
+	struct sgw_xcp_params local;  /* this worker's copy of the parameters */
+	uint64_t next_qsample_ns;
+	uint64_t ctr[SGW_XS__COUNT];
+	uint64_t bad[SGW_XCP_E__COUNT];   /* refused headers by sgw_xcp_err */
+};
+
+static inline struct sgw_xs *
+sgw_xs_of(const struct sgw_dp *dp)
+{
+	return (struct sgw_xs *)dp->sdata[SGW_STAGE_XCP];
+}
+
+static inline struct sgw_xs_worker *
+sgw_xs_worker_of(const struct sgw_worker *w)
+{
+	return (struct sgw_xs_worker *)w->sctx[SGW_STAGE_XCP];
+}
+
+/* A consistent copy of what worker 0 published (any thread). */
+void sgw_xs_read(const struct sgw_dp *dp, struct sgw_xs_tpub *out);
+/* The stage's counters summed over the workers (relaxed loads; any thread). */
+void sgw_xs_counters(const struct sgw_dp *dp, uint64_t ctr[SGW_XS__COUNT],
+		     uint64_t bad[SGW_XCP_E__COUNT], struct sgw_xcp_sums *sums);
+/* Counter names (exit JSON, telemetry). */
+const char *sgw_xs_ctr_name(enum sgw_xs_ctr c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SGW_DP_XCP_H */

@@ -1,0 +1,787 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The XCP gateway stage (dataplane/xcp.c) in one process and in virtual time:
+ * a hub with satlink on its satellite port and the xcp section. Packets enter
+ * the terrestrial port; those of the satellite link leave by the satellite
+ * port (satlink service bypass: as raw frames, so the test reads the XCP
+ * header the hub rewrote; reliable: they wait in satlink's feed queue, which
+ * is the queue XCP controls). Checks: H_feedback lowered as the controller
+ * says and only lowered, only those 4 bytes changed (checksums stay valid,
+ * ESP untouched), non-XCP packets counted as load, refused headers counted
+ * by reason and forwarded, the accounting identity, and two workers sharing
+ * the link giving what one worker gives.
+ */
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "dp_harness.h"
+#include "pkt_build.h"
+#include "policy_yaml.h"
+#include "satlink.h"
+#include "sgw_dp.h"
+#include "sgw_flow_key.h"
+#include "sgw_xcp.h"
+#include "xcp.h"
+
+using sgwtest::Frame;
+using sgwtest::RingPort;
+using Bytes = std::vector<uint8_t>;
+
+namespace {
+
+const ::testing::Environment *const eal_env =
+	::testing::AddGlobalTestEnvironment(new sgwtest::EalEnv("xsstage"));
+
+int g_seq;
+
+const uint32_t RTT_US = 600000;   /* every sender's H_rtt: d = 600 ms */
+const uint64_t MS = 1000000ull;
+
+/* Header fields a test packet carries. */
+struct X {
+	uint8_t ver_flags = 0x20;
+	uint8_t hlen_words = 5;
+	uint32_t rtt_us = RTT_US;
+	uint32_t cwnd = 100000;
+	int32_t fb = 1000000;
+	int16_t next = -1;      /* -1: the transport's protocol */
+};
+
+/*
+ * f's frame (untagged, IPv4 without options or IPv6 without extensions) with
+ * an XCP v2 header between IP and the transport: protocol 254, lengths and
+ * the IPv4 header checksum redone. The transport checksum is the sender's,
+ * computed without the XCP header (docs/wire-formats.md), so it stays right.
+ */
+Bytes
+with_xcp(const Frame &f, const X &x)
+{
+	Bytes v = sgwtest::build(f);
+	const size_t l3 = 14, ihl = f.ip_ver == 4 ? 20 : 40;
+	uint8_t proto = v[l3 + (f.ip_ver == 4 ? 9 : 6)];
+	/* The IP packet's own length (build() pads short frames to 60 bytes). */
+	size_t iplen = f.ip_ver == 4 ? size_t(v[l3 + 2] << 8 | v[l3 + 3])
+				     : 40 + size_t(v[l3 + 4] << 8 | v[l3 + 5]);
+	Bytes h = {uint8_t(x.next >= 0 ? x.next : proto), x.ver_flags, x.hlen_words, 0};
+
+	v.resize(l3 + iplen);
+	sgwtest::put32(h, x.rtt_us);
+	sgwtest::put32(h, x.cwnd);
+	sgwtest::put32(h, uint32_t(x.fb));
+	sgwtest::put32(h, 0);
+	Bytes o(v.begin(), v.begin() + long(l3 + ihl));
+	o.insert(o.end(), h.begin(), h.end());
+	o.insert(o.end(), v.begin() + long(l3 + ihl), v.end());
+	size_t n = iplen + h.size();
+	if (f.ip_ver == 4) {
+		o[l3 + 2] = uint8_t(n >> 8);
+		o[l3 + 3] = uint8_t(n);
+		o[l3 + 9] = 254;
+		o[l3 + 10] = 0;
+		o[l3 + 11] = 0;
+		uint16_t c = sgwtest::csum(&o[l3], 20);
+		o[l3 + 10] = uint8_t(c >> 8);
+		o[l3 + 11] = uint8_t(c);
+	} else {
+		o[l3 + 4] = uint8_t((n - 40) >> 8);
+		o[l3 + 5] = uint8_t(n - 40);
+		o[l3 + 6] = 254;
+	}
+	while (o.size() < 60)
+		o.push_back(0);
+	return o;
+}
+
+int32_t
+fb_of(const Bytes &b, size_t l4)
+{
+	return int32_t(uint32_t(b[l4 + 12]) << 24 | uint32_t(b[l4 + 13]) << 16 |
+		       uint32_t(b[l4 + 14]) << 8 | b[l4 + 15]);
+}
+
+/* Is the TCP checksum behind the XCP header right (pseudo-header protocol 6)? */
+bool
+tcp_csum_ok(const Bytes &b, int ip_ver)
+{
+	const size_t l3 = 14, ihl = ip_ver == 4 ? 20 : 40, l4 = l3 + ihl + 20;
+	size_t iplen = ip_ver == 4 ? size_t(b[l3 + 2] << 8 | b[l3 + 3])
+				   : 40 + size_t(b[l3 + 4] << 8 | b[l3 + 5]);
+	size_t tlen = iplen - ihl - 20;
+	Bytes ph;
+	size_t alen = ip_ver == 4 ? 4 : 16;
+
+	ph.insert(ph.end(), b.begin() + long(l3 + (ip_ver == 4 ? 12 : 8)),
+		  b.begin() + long(l3 + (ip_ver == 4 ? 12 : 8) + 2 * alen));
+	if (ip_ver == 4) {
+		ph.push_back(0);
+		ph.push_back(6);
+		sgwtest::put16(ph, uint16_t(tlen));
+	} else {
+		sgwtest::put32(ph, uint32_t(tlen));
+		ph.insert(ph.end(), {0, 0, 0, 6});
+	}
+	ph.insert(ph.end(), b.begin() + long(l4), b.begin() + long(l4 + tlen));
+	return sgwtest::csum(ph.data(), ph.size()) == 0;
+}
+
+/* Two terminal ids that land on different workers of two. */
+void
+two_shards(uint32_t &a, uint32_t &b)
+{
+	a = 1001;
+	for (b = 1002; sgw_terminal_shard(b, 2) == sgw_terminal_shard(a, 2); b++)
+		;
+}
+
+/* One hub dataplane, its two ports, and virtual time. */
+struct Hub {
+	RingPort terr, sat;
+	std::unique_ptr<sgw_dp> dp{new sgw_dp()};
+	bool up = false;
+	uint32_t workers = 1;
+	uint64_t now = 0;
+
+	~Hub()
+	{
+		if (up) {
+			sgwtest::expect_accounted(dp.get(), false, "hub");
+			sgw_dp_drain(dp.get());
+			sgwtest::expect_accounted(dp.get(), true, "hub");
+		}
+		terr.free_all();
+		sat.free_all();
+		if (up) {
+			EXPECT_EQ(sgw_dp_fini(dp.get()), 0u) << "mbufs not returned";
+		}
+	}
+
+	std::string yaml(uint32_t ida, uint32_t idb, const std::string &service,
+			 const std::string &xcp) const
+	{
+		return "version: 1\nrole: hub\nports:\n"
+		       "  - {name: terr, device: " + terr.name +
+		       ", role: terrestrial, peer: sat}\n"
+		       "  - {name: sat, device: " + sat.name + ", role: satellite, peer: terr}\n"
+		       "next_hops:\n"
+		       "  - {name: to-term, port: sat, mac: \"02:00:00:00:04:01\"}\n"
+		       "terminals:\n"
+		       "  - {name: site-a, id: " + std::to_string(ida) +
+		       ", prefixes: [10.20.1.0/24]}\n"
+		       "  - {name: site-b, id: " + std::to_string(idb) +
+		       ", prefixes: [10.20.2.0/24]}\n"
+		       "rules:\n"
+		       "  - {name: to-sites, match: {dst: [10.20.0.0/16]}, action: forward, "
+		       "next_hop: to-term}\n"
+		       "workers: {idle_backoff_us: 0}\n" +
+		       (service.empty() ? std::string() :
+			"satlink: {port: sat, forward_rate_bps: 20000000, "
+			"return_rate_bps: 2000000, rtt_ms: 600, "
+			"peer_mac: \"02:00:00:00:04:01\", default_service: " + service + "}\n") +
+		       xcp;
+	}
+
+	void start(uint32_t nw, const std::string &service, const std::string &xcp)
+	{
+		int n = ++g_seq;
+		uint32_t a, b;
+		struct sgw_policy pol;
+		struct sgw_cfg_errors errs;
+		char err[256] = "";
+		unsigned int lcores[2] = {0, 1};
+
+		workers = nw;
+		terr.make("xst" + std::to_string(n), 16384);
+		sat.make("xss" + std::to_string(n), 16384);
+		memset(dp.get(), 0, sizeof(*dp));
+		two_shards(a, b);
+		std::string y = yaml(a, b, service, xcp);
+		ASSERT_EQ(sgw_policy_load_buffer("xs.yaml", y.data(), y.size(), &pol, &errs), 0)
+			<< (errs.n ? errs.e[0].msg : "?") << " at "
+			<< (errs.n ? errs.e[0].line : 0)
+			<< "\n" << y;
+		int rc = sgw_dp_init(dp.get(), &pol, nw, lcores, false,
+				     ("xs" + std::to_string(n)).c_str());
+		up = true;
+		ASSERT_EQ(rc, 0);
+		ASSERT_EQ(sgw_dp_publish(dp.get(), &pol, err, sizeof(err)), 0) << err;
+		sgw_policy_free(&pol);
+		ASSERT_TRUE(dp->stage_on[SGW_STAGE_XCP]);
+	}
+
+	uint64_t tsc_at(uint64_t ns, uint32_t wi) const
+	{
+		sgw_worker *w = dp->workers[wi];
+		return w->ns_base_tsc + uint64_t(double(ns) / w->ns_per_tsc) + 1;
+	}
+
+	void run_until(uint64_t until, uint64_t step = MS)
+	{
+		for (; now <= until; now += step) {
+			for (uint32_t w = 0; w < workers; w++) {
+				sgw_worker_iter(dp->workers[w], tsc_at(now, w));
+				sgw_worker_flush(dp->workers[w]);
+			}
+			for (uint32_t w = 0; w < workers; w++)
+				sgw_worker_drain_txrings(dp->workers[w]);
+		}
+	}
+
+	void inject(const Bytes &frame)
+	{
+		struct rte_mbuf *m = rte_pktmbuf_alloc(dp->pool);
+		ASSERT_NE(m, nullptr);
+		memcpy(rte_pktmbuf_append(m, uint16_t(frame.size())), frame.data(), frame.size());
+		ASSERT_EQ(rte_ring_enqueue(terr.rx, m), 0);
+	}
+
+	std::vector<Bytes> recv_sat()
+	{
+		std::vector<Bytes> out;
+		for (auto *m : sat.take()) {
+			Bytes b = sgwtest::bytes_of(m);
+			/* Not the session's own frames (HELLO: no terminal answers here). */
+			if (b.size() < 14 || b[12] != 0x88 || b[13] != 0xb5)
+				out.push_back(b);
+			rte_pktmbuf_free(m);
+		}
+		return out;
+	}
+};
+
+/* A TCP frame toward site a (ip 10.20.1.x) or b, its sequence number naming it. */
+Frame
+tcp_to(bool site_b, uint32_t seq, int ip_ver = 4, size_t payload = 1000)
+{
+	Frame f;
+	f.ip_ver = ip_ver;
+	if (ip_ver == 6) {
+		f.src = "2001:db8::10";
+		f.dst = "2001:db8:20::5";
+	}
+	f.dst = ip_ver == 4 ? (site_b ? "10.20.2.5" : "10.20.1.5") : f.dst;
+	f.proto = 6;
+	f.tcp_flags = 0x10;
+	f.seq = seq;
+	f.sport = uint16_t(40000 + (seq >> 16));
+	f.payload = payload;
+	return f;
+}
+
+const size_t L4 = 14 + 20;  /* the XCP header of an IPv4 frame */
+
+TEST(XcpStage, FeedbackLoweredOnlyThereAndCounted)
+{
+	Hub h;
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "bypass", "xcp: {capacity_bps: 10000000}\n"));
+	h.run_until(0);
+
+	/* Interval 1 (0-100 ms, the initial interval): parameters are zero. */
+	std::map<uint32_t, Bytes> sent;
+	for (uint32_t i = 0; i < 10; i++) {
+		Bytes b = with_xcp(tcp_to(false, 100 + i), X{});
+		sent[100 + i] = b;
+		h.inject(b);
+	}
+	X neg;
+	neg.fb = -500;   /* asks for a decrease: 0 is not lower, untouched */
+	Bytes bneg = with_xcp(tcp_to(false, 200), neg);
+	h.inject(bneg);
+	/* ESP behind the header (encrypted payload: never read, never written). */
+	Frame fe;
+	fe.proto = 50;
+	fe.spi = 0xabcd;
+	fe.esp_seq = 7;
+	fe.payload = 300;
+	fe.payload_byte = 0x77;
+	Bytes besp = with_xcp(fe, X{});
+	h.inject(besp);
+	/* Not XCP: load only. */
+	Frame fu;
+	fu.proto = 17;
+	fu.payload = 500;
+	for (int i = 0; i < 3; i++)
+		h.inject(sgwtest::build(fu));
+	/* Refused headers, one of each reason the stage can meet. */
+	X v1;
+	v1.ver_flags = 0x10;
+	X hl;
+	hl.hlen_words = 4;
+	X nest;
+	nest.next = 254;
+	X htr;
+	htr.hlen_words = 200;
+	std::vector<Bytes> bad = {with_xcp(tcp_to(false, 300), v1),
+				  with_xcp(tcp_to(false, 301), hl),
+				  with_xcp(tcp_to(false, 302), nest),
+				  with_xcp(tcp_to(false, 303, 4, 10), htr)};
+	for (auto &b : bad)
+		h.inject(b);
+	h.run_until(20 * MS);
+
+	std::vector<Bytes> out = h.recv_sat();
+	ASSERT_EQ(out.size(), 10u + 1 + 1 + 3 + 4);
+	size_t n_lowered = 0;
+	for (auto &o : out) {
+		ASSERT_GE(o.size(), L4 + 20);
+		if (o[14 + 9] != 254)
+			continue;
+		uint32_t seq = uint32_t(o[L4 + 20 + 4]) << 24 | uint32_t(o[L4 + 20 + 5]) << 16 |
+			       uint32_t(o[L4 + 20 + 6]) << 8 | o[L4 + 20 + 7];
+		const Bytes *in = nullptr;
+		if (sent.count(seq) != 0)
+			in = &sent[seq];
+		if (in == nullptr)
+			continue;
+		/* Parameters zero: no increase. Only H_feedback changed (from IP on). */
+		EXPECT_EQ(fb_of(o, L4), 0);
+		n_lowered++;
+		ASSERT_EQ(o.size(), in->size());
+		for (size_t k = 14; k < o.size(); k++) {
+			if (k < L4 + 12 || k >= L4 + 16) {
+				EXPECT_EQ(o[k], (*in)[k]) << "byte " << k;
+			}
+		}
+		EXPECT_EQ(sgwtest::csum(&o[14], 20), 0) << "IPv4 header checksum";
+		EXPECT_TRUE(tcp_csum_ok(o, 4));
+	}
+	EXPECT_EQ(n_lowered, 10u);
+	for (auto &o : out) {
+		if (o.size() == bneg.size() && memcmp(&o[14], &bneg[14], 20) == 0 &&
+		    o[L4 + 20 + 7] == 200) {
+			EXPECT_EQ(fb_of(o, L4), -500) << "a lower H_feedback is kept";
+		}
+		if (o.size() == besp.size() && o[L4] == 50) {
+			EXPECT_EQ(fb_of(o, L4), 0);
+			EXPECT_EQ(0, memcmp(&o[L4 + 20], &besp[L4 + 20], besp.size() - L4 - 20))
+				<< "ESP untouched";
+		}
+	}
+	/* Refused headers: forwarded byte for byte (from IP on). */
+	for (auto &b : bad) {
+		bool found = false;
+		for (auto &o : out)
+			if (o.size() == b.size() && memcmp(&o[14], &b[14], b.size() - 14) == 0)
+				found = true;
+		EXPECT_TRUE(found);
+	}
+
+	uint64_t ctr[SGW_XS__COUNT], badr[SGW_XCP_E__COUNT];
+	sgw_xcp_sums sums;
+	sgw_xs_counters(h.dp.get(), ctr, badr, &sums);
+	EXPECT_EQ(ctr[SGW_XS_XCP_SEEN], 10u + 1 + 1 + 4);
+	EXPECT_EQ(ctr[SGW_XS_XCP_LINK], 10u + 1 + 1 + 4);
+	EXPECT_EQ(ctr[SGW_XS_OTHER_LINK], 3u);
+	EXPECT_EQ(ctr[SGW_XS_LOWERED], 11u);  /* the 10 TCP and the ESP packet */
+	EXPECT_EQ(ctr[SGW_XS_BAD], 4u);
+	EXPECT_EQ(badr[SGW_XCP_E_VERSION], 1u);
+	EXPECT_EQ(badr[SGW_XCP_E_HLEN], 1u);
+	EXPECT_EQ(badr[SGW_XCP_E_NESTED], 1u);
+	EXPECT_EQ(badr[SGW_XCP_E_HLEN_TRUNC], 1u);
+	EXPECT_EQ(sums.v[SGW_XCP_S_PKTS], 10u + 1 + 1 + 4 + 3);
+	EXPECT_EQ(sums.v[SGW_XCP_S_XPKTS], 12u);
+	EXPECT_EQ(sums.v[SGW_XCP_S_BAD], 4u);
+	uint64_t bytes = 0;
+	for (auto &o : out)
+		bytes += size_t(o[16] << 8 | o[17]);
+	EXPECT_EQ(sums.v[SGW_XCP_S_BYTES], bytes) << "every IP byte toward the link";
+
+	/* The first interval ends at 100 ms: d becomes the mean H_rtt, 600 ms. */
+	h.run_until(150 * MS);
+	sgw_xs_tpub t;
+	sgw_xs_read(h.dp.get(), &t);
+	EXPECT_EQ(t.epoch, 1u);
+	EXPECT_EQ(t.d_ns, 600 * MS);
+	EXPECT_DOUBLE_EQ(t.capacity_Bps, 10000000.0 / 8);
+	EXPECT_EQ(t.queue_bytes, 0u);
+	EXPECT_GT(t.last.phi_bytes, 0.0);   /* nearly all of 10 Mbit/s spare */
+	EXPECT_GT(t.xi_p, 0.0);
+
+	/* Interval 2: fewer packets than the last (the budget does not bind). */
+	std::map<uint32_t, Bytes> sent2;
+	for (uint32_t i = 0; i < 4; i++) {
+		Bytes b = with_xcp(tcp_to(false, 400 + i), X{});
+		sent2[400 + i] = b;
+		h.inject(b);
+	}
+	h.run_until(300 * MS);
+	out = h.recv_sat();
+	ASSERT_EQ(out.size(), 4u);
+	/* Katabi's p_i from the interval's published telemetry, recomputed here. */
+	const sgw_xcp_telem &L = t.last;
+	double d_us = double(t.d_ns) / 1000.0, dt_us = double(L.interval_ns) / 1000.0;
+	double pos = L.h_bytes + std::max(L.phi_bytes, 0.0);
+	double rsc = double(L.delta.v[SGW_XCP_S_RSC]) / 65536.0;
+	double xi_p = pos * dt_us / (d_us * d_us * rsc);
+	EXPECT_NEAR(t.xi_p, xi_p, xi_p * 1e-9);
+	for (auto &o : out) {
+		uint32_t size = uint32_t(o[16] << 8 | o[17]);
+		double p = xi_p * double(RTT_US) * double(RTT_US) * size / 100000.0;
+		EXPECT_GT(fb_of(o, L4), 0);
+		EXPECT_LT(fb_of(o, L4), 1000000);
+		EXPECT_NEAR(fb_of(o, L4), p, 1.0) << "feedback = xi_p rtt^2 s / cwnd";
+		EXPECT_EQ(sgwtest::csum(&o[14], 20), 0);
+		EXPECT_TRUE(tcp_csum_ok(o, 4));
+	}
+	sgw_xs_counters(h.dp.get(), ctr, badr, &sums);
+	EXPECT_GT(sums.v[SGW_XCP_S_FB_POS], 0u);
+	EXPECT_EQ(sums.v[SGW_XCP_S_FB_NEG], 0u);
+}
+
+TEST(XcpStage, OverloadGivesNegativeFeedbackIPv6)
+{
+	Hub h;
+	/* 100 kbit/s: 12.5 kB/s, far below what arrives. */
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "bypass", "xcp: {capacity_bps: 100000}\n"));
+	h.run_until(0);
+	for (uint32_t i = 0; i < 20; i++)
+		h.inject(with_xcp(tcp_to(false, 10 + i, 6), X{}));
+	h.run_until(650 * MS);  /* past the first interval (100 ms) */
+	h.recv_sat();
+	sgw_xs_tpub t;
+	sgw_xs_read(h.dp.get(), &t);
+	ASSERT_EQ(t.epoch, 1u);
+	EXPECT_LT(t.last.phi_bytes, 0.0);
+	EXPECT_GT(t.xi_n, 0.0);
+	for (uint32_t i = 0; i < 5; i++)
+		h.inject(with_xcp(tcp_to(false, 50 + i, 6), X{}));
+	h.run_until(660 * MS);
+	auto out = h.recv_sat();
+	ASSERT_EQ(out.size(), 5u);
+	for (auto &o : out) {
+		EXPECT_EQ(o[14 + 6], 254);
+		EXPECT_LT(fb_of(o, 14 + 40), 0) << "a decrease";
+		EXPECT_TRUE(tcp_csum_ok(o, 6));
+	}
+	uint64_t ctr[SGW_XS__COUNT], badr[SGW_XCP_E__COUNT];
+	sgw_xcp_sums sums;
+	sgw_xs_counters(h.dp.get(), ctr, badr, &sums);
+	EXPECT_GT(sums.v[SGW_XCP_S_FB_NEG], 0u);
+	EXPECT_EQ(ctr[SGW_XS_LOWERED], 25u);
+}
+
+TEST(XcpStage, QueueIsSatlinksFeedQueue)
+{
+	Hub h;
+	/* Reliable service and no terminal answering: packets wait in satlink's queues. */
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "reliable", "xcp: {}\n"));
+	h.run_until(0);
+	const uint32_t n = 200;
+	for (uint32_t i = 0; i < n; i++)
+		h.inject(with_xcp(tcp_to(false, 1000 + i), X{}));
+	h.run_until(10 * MS);
+	const sgw_sl *sl = sgw_sl_of(h.dp.get());
+	ASSERT_NE(sl, nullptr);
+	uint64_t q = 0, fq = 0, pq = 0;
+	for (uint32_t s = 0; s < sl->n_sess; s++) {
+		q += sgw_sl_queued_bytes(h.dp.get(), s);
+		fq += sgw_ring_count(&sl->sess[s].fqr);
+		pq += sgw_ring_count(&sl->sess[s].pqr);
+	}
+	EXPECT_GT(fq, 0u);
+	EXPECT_EQ(pq, 0u);  /* no data frame before the session is up */
+	uint32_t iplen = uint32_t(with_xcp(tcp_to(false, 1), X{}).size() - 14);
+	EXPECT_EQ(q, fq * iplen);
+	sgw_xs_tpub t;
+	sgw_xs_read(h.dp.get(), &t);
+	EXPECT_EQ(t.queue_bytes, q) << "the stage samples the same queue";
+	/* Default capacity: satlink's 20 Mbit/s pacing rate per session (two terminals),
+	 * less its framing. */
+	EXPECT_NEAR(t.capacity_Bps, 2 * 20000000.0 / 8 * 1400 / (1400 + 14 + 22), 1e-6);
+	/* The persistent queue ends up in the controller: decrease, not increase. */
+	h.run_until(120 * MS);
+	sgw_xs_read(h.dp.get(), &t);
+	EXPECT_EQ(t.epoch, 1u);
+	EXPECT_EQ(t.last.queue_bytes, double(q));
+	EXPECT_EQ(t.queue_persistent, q);
+}
+
+/* Without satlink: the stage's own egress shaper on the satellite port owns the queue. */
+TEST(XcpStage, ShaperWithoutSatlinkPacesAndControls)
+{
+	Hub h;
+	/* 8 Mbit/s: 1 byte per us; a 1072-byte packet every 1.072 ms. */
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "", "xcp: {port: sat, capacity_bps: 8000000, "
+				 "shaper_queue: 64}\n"));
+	ASSERT_TRUE(h.dp->stage_on[SGW_STAGE_XCP]);
+	ASSERT_FALSE(h.dp->stage_on[SGW_STAGE_SATLINK]);
+	const sgw_xs *xs = sgw_xs_of(h.dp.get());
+	ASSERT_TRUE(xs->shaper);
+	h.run_until(0);
+	const uint32_t n = 100;
+	Bytes one = with_xcp(tcp_to(false, 1), X{});
+	const uint32_t iplen = uint32_t(one.size() - 14);
+	ASSERT_EQ(iplen, 1072u);
+	for (uint32_t i = 0; i < n; i++)
+		h.inject(with_xcp(tcp_to(false, 1000 + i), X{}));
+	h.run_until(30 * MS);
+	/* Packets arrive from 1 ms (32 a loop); the first leaves at once (1 ms of credit). */
+	size_t sent = h.recv_sat().size();
+	uint64_t expect = uint64_t((30 * MS - 1 * MS) / (iplen * 1000ull)) + 1;
+	EXPECT_GE(sent + 1, expect);
+	EXPECT_LE(sent, expect + 1);
+	uint32_t held = sgw_ring_count(&xs->fr);
+	EXPECT_EQ(xs->fbytes, uint64_t(held) * iplen);
+	uint64_t full = h.dp->workers[0]->c.drop[sgw_stage_drop_base(SGW_STAGE_XCP)];
+	EXPECT_GT(full, 0u) << "64 packets fit, 100 came at once";
+	EXPECT_EQ(sent + held + full, n);
+	EXPECT_STREQ(sgw_drop_name(sgw_stage_drop_base(SGW_STAGE_XCP)), "xcp_shaper_full");
+	sgw_xs_tpub t;
+	sgw_xs_read(h.dp.get(), &t);
+	EXPECT_GT(t.queue_bytes, 0u);
+	EXPECT_EQ(t.queue_bytes % iplen, 0u);
+	EXPECT_DOUBLE_EQ(t.capacity_Bps, 1e6);
+
+	/* The first interval (to 100 ms) saw 100 packets (107 kB) in 100 ms: more than
+	 * the 100 kB the link carries. Its queue drained at ~70 ms, so the persistent
+	 * queue (the minimum over the last propagation delay) is 0. */
+	h.run_until(150 * MS);
+	sent += h.recv_sat().size();
+	EXPECT_EQ(sent + full, n) << "all sent by now";
+	sgw_xs_read(h.dp.get(), &t);
+	EXPECT_EQ(t.epoch, 1u);
+	EXPECT_EQ(t.last.queue_bytes, 0.0);
+	EXPECT_GT(t.last.input_Bps, t.capacity_Bps);
+	EXPECT_LT(t.last.phi_bytes, 0.0);
+	for (uint32_t i = 0; i < 5; i++)
+		h.inject(with_xcp(tcp_to(false, 2000 + i), X{}));
+	h.run_until(160 * MS);
+	auto out = h.recv_sat();
+	ASSERT_EQ(out.size(), 5u);
+	for (auto &o : out) {
+		EXPECT_LT(fb_of(o, L4), 0) << "a decrease";
+		EXPECT_TRUE(tcp_csum_ok(o, 4));
+	}
+	/* Some left in the queue for the accounting check (held) and the drain (shutdown). */
+	for (uint32_t i = 0; i < 10; i++)
+		h.inject(with_xcp(tcp_to(false, 3000 + i), X{}));
+	h.run_until(162 * MS);
+	EXPECT_GT(sgw_ring_count(&xs->fr), 0u);
+	uint64_t ctr[SGW_XS__COUNT], badr[SGW_XCP_E__COUNT];
+	sgw_xcp_sums sums;
+	sgw_xs_counters(h.dp.get(), ctr, badr, &sums);
+	EXPECT_EQ(ctr[SGW_XS_XCP_LINK], n + 15);
+	EXPECT_EQ(ctr[SGW_XS_SHAPED], sent + 5 + (10 - sgw_ring_count(&xs->fr)));
+}
+
+TEST(XcpStage, ReloadTakesConstantsRefusesTurningOff)
+{
+	Hub h;
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "bypass", "xcp: {capacity_bps: 10000000}\n"));
+	h.run_until(0);
+	uint32_t a, b;
+	two_shards(a, b);
+	auto publish = [&](const std::string &xcp, std::string &err) {
+		std::string y = h.yaml(a, b, "bypass", xcp);
+		struct sgw_policy pol;
+		struct sgw_cfg_errors errs;
+		char e[256] = "";
+		EXPECT_EQ(sgw_policy_load_buffer("xs.yaml", y.data(), y.size(), &pol, &errs), 0);
+		int rc = sgw_dp_publish(h.dp.get(), &pol, e, sizeof(e));
+		sgw_policy_free(&pol);
+		err = e;
+		return rc;
+	};
+	std::string err;
+	EXPECT_NE(publish("xcp: {enabled: false}\n", err), 0);
+	EXPECT_NE(err.find("xcp: 'enabled' and the XCP protocol number need a restart"),
+		  std::string::npos) << err;
+	EXPECT_NE(publish("", err), 0);
+	/* A new capacity is taken at the end of the running interval. */
+	ASSERT_EQ(publish("xcp: {capacity_bps: 4000000}\n", err), 0) << err;
+	h.run_until(50 * MS);
+	sgw_xs_tpub t;
+	sgw_xs_read(h.dp.get(), &t);
+	EXPECT_EQ(t.epoch, 0u);
+	EXPECT_DOUBLE_EQ(t.capacity_Bps, 10000000.0 / 8);
+	h.run_until(120 * MS);
+	sgw_xs_read(h.dp.get(), &t);
+	EXPECT_EQ(t.epoch, 1u);
+	EXPECT_DOUBLE_EQ(t.capacity_Bps, 4000000.0 / 8);
+	EXPECT_DOUBLE_EQ(t.last.capacity_Bps, 4000000.0 / 8);
+}
+
+TEST(XcpStage, ExitJsonSummaryAndTelemetry)
+{
+	Hub h;
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "bypass", "xcp: {capacity_bps: 10000000}\n"));
+	h.run_until(0);
+	for (uint32_t i = 0; i < 8; i++)
+		h.inject(with_xcp(tcp_to(false, 10 + i), X{}));
+	X v1;
+	v1.ver_flags = 0x10;
+	h.inject(with_xcp(tcp_to(false, 99), v1));
+	h.run_until(150 * MS);
+	h.recv_sat();
+
+	std::string path = "/tmp/xs_exit_" + std::to_string(getpid()) + ".json";
+	FILE *f = fopen(path.c_str(), "w");
+	ASSERT_NE(f, nullptr);
+	ASSERT_EQ(sgw_stats_write_json(h.dp.get(), f, 1.0), 0);
+	fclose(f);
+	std::string json;
+	{
+		FILE *r = fopen(path.c_str(), "r");
+		ASSERT_NE(r, nullptr);
+		char buf[4096];
+		size_t n;
+		while ((n = fread(buf, 1, sizeof(buf), r)) > 0)
+			json.append(buf, n);
+		fclose(r);
+	}
+	EXPECT_NE(json.find("\"xcp\": {\"protocol\": 254"), std::string::npos) << json;
+	EXPECT_NE(json.find("\"queue\": \"satlink\""), std::string::npos) << json;
+	EXPECT_NE(json.find("\"xcp_to_link\": 9"), std::string::npos) << json;
+	EXPECT_NE(json.find("\"bad_bad_version\": 1"), std::string::npos) << json;
+	EXPECT_NE(json.find("\"control_intervals\": 1"), std::string::npos) << json;
+	/* Well-formed JSON, when Debian's Python is there to say so. */
+	if (access("/usr/bin/python3", X_OK) == 0) {
+		std::string cmd = "/usr/bin/python3 -c "
+				  "'import json,sys; json.load(open(sys.argv[1]))' " + path;
+		EXPECT_EQ(system(cmd.c_str()), 0) << json;
+	}
+	unlink(path.c_str());
+
+	char *mem = nullptr;
+	size_t len = 0;
+	FILE *m = open_memstream(&mem, &len);
+	ASSERT_NE(m, nullptr);
+	sgw_stages_print_summary(h.dp.get(), m);
+	fclose(m);
+	std::string sum(mem, len);
+	free(mem);
+	EXPECT_NE(sum.find("xcp link: capacity 10000000 bit/s"), std::string::npos) << sum;
+	EXPECT_NE(sum.find("9 XCP to the link (8 lowered, 1 bad header)"), std::string::npos)
+		<< sum;
+
+	struct rte_tel_data *d = rte_tel_data_alloc();
+	ASSERT_NE(d, nullptr);
+	EXPECT_EQ(sgw_stages[SGW_STAGE_XCP]->telemetry(h.dp.get(), "", d), 0);
+	rte_tel_data_free(d);
+	EXPECT_STREQ(sgw_stages[SGW_STAGE_XCP]->tel_cmd, "/satgw/xcp");
+}
+
+/*
+ * The same packets at the same virtual times through a hub with one worker and
+ * one with two, the two terminals on different workers: the controller's
+ * aggregate, its parameters and every packet's feedback are the same.
+ */
+struct RunResult {
+	std::vector<sgw_xs_tpub> tp;          /* after each interval */
+	std::map<uint32_t, Bytes> out;        /* by TCP sequence number, from IP on */
+	double pos_budget = 0, neg_budget = 0;
+	sgw_xcp_sums sums{};
+};
+
+RunResult
+run_scenario(uint32_t workers)
+{
+	RunResult r;
+	Hub h;
+	h.start(workers, "bypass", "xcp: {capacity_bps: 8000000}\n");
+	if (::testing::Test::HasFatalFailure())
+		return r;
+	/* Batches well inside the intervals (ends at 100, 700, 1300, 1900 ms). */
+	const uint64_t at[] = {20 * MS, 300 * MS, 900 * MS, 1500 * MS};
+	const uint32_t per_flow[] = {12, 6, 3, 2};
+	h.run_until(0);
+	uint32_t seq = 1;
+	for (unsigned int k = 0; k < 4; k++) {
+		h.run_until(at[k] - MS);
+		for (uint32_t fl = 0; fl < 6; fl++)
+			for (uint32_t i = 0; i < per_flow[k]; i++) {
+				X x;
+				/* One H_rtt (d stays 600 ms, the batches stay inside intervals);
+				 * windows and sizes differ per flow. */
+				x.cwnd = 20000 + 15000 * fl;
+				h.inject(with_xcp(tcp_to(fl % 2 == 1, (fl << 16) | seq++, 4,
+							 200 + 150 * fl), x));
+			}
+		h.run_until(at[k] + 200 * MS);
+		sgw_xs_tpub t;
+		sgw_xs_read(h.dp.get(), &t);
+		r.tp.push_back(t);
+		for (auto &o : h.recv_sat()) {
+			uint32_t s = uint32_t(o[L4 + 20 + 4]) << 24 |
+				     uint32_t(o[L4 + 20 + 5]) << 16 |
+				     uint32_t(o[L4 + 20 + 6]) << 8 | o[L4 + 20 + 7];
+			r.out[s] = Bytes(o.begin() + 14, o.end());
+		}
+	}
+	h.run_until(2000 * MS);
+	sgw_xs_tpub t;
+	sgw_xs_read(h.dp.get(), &t);
+	r.tp.push_back(t);
+	const sgw_xs *xs = sgw_xs_of(h.dp.get());
+	for (uint32_t w = 0; w < workers; w++) {
+		r.pos_budget += xs->out[w].pos_budget;
+		r.neg_budget += xs->out[w].neg_budget;
+	}
+	uint64_t ctr[SGW_XS__COUNT], badr[SGW_XCP_E__COUNT];
+	sgw_xs_counters(h.dp.get(), ctr, badr, &r.sums);
+	/* Both workers carried part of the link. */
+	if (workers == 2) {
+		sgw_xcp_sums a, b;
+		sgw_xcp_acc_read(&xs->acc[0], &a);
+		sgw_xcp_acc_read(&xs->acc[1], &b);
+		EXPECT_GT(a.v[SGW_XCP_S_XPKTS], 0u);
+		EXPECT_GT(b.v[SGW_XCP_S_XPKTS], 0u);
+	}
+	return r;
+}
+
+TEST(XcpStage, TwoWorkersSharingTheLinkMatchOne)
+{
+	RunResult one = run_scenario(1);
+	ASSERT_FALSE(HasFatalFailure());
+	RunResult two = run_scenario(2);
+	ASSERT_FALSE(HasFatalFailure());
+
+	ASSERT_EQ(one.tp.size(), 5u);
+	ASSERT_EQ(two.tp.size(), 5u);
+	/* Read at 220, 500, 1100, 1700 and 2000 ms; intervals end at 100, 700, 1300, 1900. */
+	const uint64_t epochs[] = {1, 1, 2, 3, 4};
+	for (size_t k = 0; k < one.tp.size(); k++) {
+		const sgw_xs_tpub &a = one.tp[k], &b = two.tp[k];
+		EXPECT_EQ(a.epoch, epochs[k]);
+		EXPECT_EQ(a.d_ns, 600 * MS);
+		EXPECT_EQ(a.epoch, b.epoch);
+		EXPECT_EQ(a.d_ns, b.d_ns);
+		EXPECT_EQ(a.t_start_ns, b.t_start_ns);
+		EXPECT_EQ(a.last.interval_ns, b.last.interval_ns);
+		EXPECT_EQ(0, memcmp(&a.last.delta, &b.last.delta, sizeof(a.last.delta)))
+			<< "interval " << k << ": the sums over all workers";
+		/* Bit for bit: integer sums in, the same arithmetic out. */
+		EXPECT_EQ(a.last.input_Bps, b.last.input_Bps);
+		EXPECT_EQ(a.last.phi_bytes, b.last.phi_bytes);
+		EXPECT_EQ(a.last.h_bytes, b.last.h_bytes);
+		EXPECT_EQ(a.last.flows, b.last.flows);
+		EXPECT_EQ(a.xi_p, b.xi_p);
+		EXPECT_EQ(a.xi_n, b.xi_n);
+	}
+	EXPECT_GT(one.tp[1].xi_p, 0.0);
+	EXPECT_NEAR(one.pos_budget, two.pos_budget, one.pos_budget * 1e-12 + 1e-9);
+	EXPECT_NEAR(one.neg_budget, two.neg_budget, one.neg_budget * 1e-12 + 1e-9);
+	EXPECT_EQ(0, memcmp(&one.sums, &two.sums, sizeof(one.sums)));
+	ASSERT_EQ(one.out.size(), 6u * (12 + 6 + 3 + 2));
+	ASSERT_EQ(one.out.size(), two.out.size());
+	size_t positive = 0;
+	for (auto &kv : one.out) {
+		ASSERT_EQ(two.out.count(kv.first), 1u) << kv.first;
+		EXPECT_EQ(kv.second, two.out[kv.first]) << "packet " << kv.first;
+		positive += fb_of(kv.second, 20) > 0;
+	}
+	EXPECT_GT(positive, 0u);
+}
+
+} // namespace
