@@ -444,7 +444,8 @@ mh_write_stats(struct mh *m)
 		",\"esp_tx\":%" PRIu64 ",\"esp_tx_err\":%" PRIu64 ",\"raw_rx\":%" PRIu64
 		",\"raw_drop_other\":%" PRIu64 ",\"raw_err\":%" PRIu64 ",\"tun_tx\":%" PRIu64
 		",\"tun_tx_err\":%" PRIu64 ",\"dummy\":%" PRIu64 ",\"raw_ovfl\":%" PRIu64 ",",
-		m->lift == MH_LIFT_ON ? "on" : "off", m->c.tun_rx, m->c.tun_drop_other, m->c.esp_tx, m->c.esp_tx_err, m->c.raw_rx,
+		m->lift == MH_LIFT_ON ? "on" : "off", m->c.tun_rx, m->c.tun_drop_other, m->c.esp_tx,
+		m->c.esp_tx_err, m->c.raw_rx,
 		m->c.raw_drop_other, m->c.raw_err, m->c.tun_tx, m->c.tun_tx_err, m->c.dummy,
 		m->c.raw_ovfl);
 	mh_json_sa(f, "out_sa", m->out, 1);
