@@ -178,6 +178,9 @@ before, inj, mh_ip, proto = int(sys.argv[5]), int(sys.argv[6]), sys.argv[7], sys
 L, D = hub["lift"]["counters"], hub["drops"]
 m, t = mh["mh"], mh["lift_tx"]
 print("  hub lift: " + ", ".join("%s %s" % (k, v) for k, v in sorted(L.items()) if v))
+print("  mh agent: flows %d, Setups %d, Teardowns %d, retransmissions %d; segments: %s" % (
+    m["flows_created"], m["setups_sent"], m["teardowns_sent"], m["ctrl_retx"],
+    ", ".join("%s %d" % kv for kv in m["tx_why"].items() if kv[1])))
 from_mh = {k.split("/")[1]: v for k, v in cap["by_src_proto"].items() if k.startswith(mh_ip + "/")}
 print("  fh0 received from mh by IP protocol: %s (capture drops %d)" % (from_mh, cap["drops"]))
 # What reaches fh from mh: the plain ESP, every TCP ACK (stripped; the hub
