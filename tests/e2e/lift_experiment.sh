@@ -16,7 +16,8 @@
 #
 # Usage: lift_experiment.sh SATGW MH_LIFT OUT.json
 #   LIFT_X_POINTS="TG:TB TG:TB ..." (default "4:1 2:2"), LIFT_X_PAGES (6),
-#   LIFT_X_SENDERS ("linux reno"), LIFT_X_MODES ("off on"), LIFT_X_SEED (1).
+#   LIFT_X_SENDERS ("linux reno"), LIFT_X_MODES ("off on"), LIFT_X_SEED (1),
+#   LIFT_X_TIMER (fixed | adaptive: the hub's `lift: timer`).
 # Every run restarts the three boxes, so the emulator's channel (seeded,
 # starting good) is the same realisation in time for each mode and sender.
 # Not a test: it asserts nothing but that pages arrive; it writes numbers.
@@ -31,6 +32,7 @@ PAGES=${LIFT_X_PAGES:-6}
 SENDERS=${LIFT_X_SENDERS:-"linux reno"}
 MODES=${LIFT_X_MODES:-"off on"}
 SEED=${LIFT_X_SEED:-1}
+TIMER=${LIFT_X_TIMER:-fixed}             # the hub's lift timer: fixed (0.98 s) or adaptive
 MARK=0x1e50
 OUT=${3:?usage: lift_experiment.sh SATGW MH_LIFT OUT.json}
 OUT=$(readlink -f "$OUT")
@@ -54,8 +56,10 @@ for b in hub terminal; do
 	sed -e 's/forward_rate_bps: [0-9]*/forward_rate_bps: 344000/' \
 	    -e 's/return_rate_bps: [0-9]*/return_rate_bps: 344000/' \
 	    -e 's/rtt_ms: [0-9]*/rtt_ms: 600/' -e 's/link_down_ms: [0-9]*/link_down_ms: 31800/' \
+	    -e "s/^lift: {timer: fixed, timer_ms: 980}/lift: {timer: $TIMER, timer_ms: 980}/" \
 	    "$P/lift_$b.yaml" >"$TB_DIR/x_$b.yaml"
 done
+grep -q "^lift: {timer: $TIMER" "$TB_DIR/x_hub.yaml" || tb_fail "hub policy edit (timer $TIMER)"
 emu_policy() { # T_GOOD T_BAD -> file
 	sed -e 's/rate_bps: [0-9]*/rate_bps: 344000/' -e 's/delay_ms: 270/delay_ms: 265/' \
 	    -e "s/good: {mean_s: [0-9.]*}/good: {mean_s: $1}/" \
@@ -143,25 +147,26 @@ for pt in $POINTS; do
 			[ $first = 1 ] || echo "," >>"$OUT.tmp"
 			first=0
 			"$TB_PY" - "$TB_DIR/pages-$tag.jsonl" "$TB_DIR/hub-$tag.json" "$TB_DIR/agent-mh.json" \
-				"$nst" "$tg" "$tbad" "$snd" "$mode" >>"$OUT.tmp" <<'PY'
+				"$nst" "$tg" "$tbad" "$snd" "$mode" "$TIMER" >>"$OUT.tmp" <<'PY'
 import json, sys
 pages = [json.loads(l) for l in open(sys.argv[1])]
 L = json.load(open(sys.argv[2]))["lift"]["counters"]
 mh = json.load(open(sys.argv[3]))
 n = len(pages)
 rec = {"t_good_s": float(sys.argv[5]), "t_bad_s": float(sys.argv[6]), "sender": sys.argv[7],
-       "lift": sys.argv[8], "pages": n,
+       "lift": sys.argv[8], "timer": sys.argv[9], "pages": n,
        "mean_page_s": round(sum(p["seconds"] for p in pages) / n, 3),
        "mean_uplink_bytes": round(sum(p["uplink_bytes"] for p in pages) / n),
        "page_s": [p["seconds"] for p in pages],
        "fh_nstat": json.loads(sys.argv[4]),
        "hub_lift": {k: L[k] for k in ("acks_rx", "fracks_rx", "acks_held", "freezes",
                                        "freezes_spare", "unfreezes", "expiry_freeze",
-                                       "susp_frozen", "susp_share", "ooo_disable")},
+                                       "susp_frozen", "susp_share", "ooo_disable",
+                                       "rtt_samples")},
        "mh_pairs": mh.get("mh", {}).get("pairs", 0)}
 print(json.dumps(rec, indent=1))
 print("%s: mean page %.2f s, uplink %d B/page, fh timeouts %s, hub freezes %d" % (
-    "tg%s tb%s %s lift %s" % tuple(sys.argv[5:9]), rec["mean_page_s"], rec["mean_uplink_bytes"],
+    "tg%s tb%s %s lift %s timer %s" % tuple(sys.argv[5:10]), rec["mean_page_s"], rec["mean_uplink_bytes"],
     rec["fh_nstat"].get("TcpExtTCPTimeouts"), L["freezes"]), file=sys.stderr)
 PY
 		done
