@@ -174,5 +174,9 @@ PY
 done
 echo "]" >>"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
-tb_log "wrote $OUT"
+# The per-page records and the sender's ss -tin samples (cwnd traces) survive
+# the work directory, which a passing run deletes.
+mkdir -p "$OUT.d"
+cp "$TB_DIR"/pages-*.jsonl "$TB_DIR"/ss-*.log "$OUT.d"/
+tb_log "wrote $OUT and $OUT.d/ (pages-*.jsonl, ss-*.log)"
 tb_pass
