@@ -1150,8 +1150,13 @@ sgw_lift_mh_rx(struct sgw_lift_mh *m, uint64_t now, uint32_t spi, uint32_t seq,
 		if (s.flags & TH_RST)
 			return rx_count(m, SGW_LIFT_MH_RX_MALFORMED);
 		if (!(s.flags & TH_ACK)) {
-			/* The FH opens a connection to the host. */
-			if (f != NULL && f->state != SGW_LIFT_MH_S_HANDSHAKE) {
+			/* The FH opens a connection to the host. A SYN with the
+			 * ISN the entry already holds is that SYN retransmitted
+			 * (the SYN-ACK was slow over the satellite: the FH's
+			 * SYN timer is 1 s) and keeps the entry; another ISN on
+			 * the 4-tuple is a new connection and replaces it. */
+			if (f != NULL && f->state != SGW_LIFT_MH_S_HANDSHAKE &&
+			    !(f->irs_valid && s.seq == f->irs)) {
 				if (f->state != SGW_LIFT_MH_S_CLOSING)
 					go_closing(m, f, now);
 				idx_remove(m, f);

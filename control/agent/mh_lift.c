@@ -2,14 +2,21 @@
 /*
  * control/agent/mh_lift.c: the MH-LIFT agent, the mobile host's program (issue 8).
  *
- * This piece does the mobile host's ESP; LIFT itself (headers after encryption,
- * FrACK clones, the IPsec ACK Number, Setup / Teardown) comes from lib/ later
- * and hooks in where "LIFT HOOK" is marked. `--lift off` is the only mode.
+ * It does the mobile host's ESP and, with `--lift on`, MH-LIFT: every decision
+ * (classification, FrACK clone, D/F/S, IPsec ACK Number, Setup / Teardown and
+ * their retransmission, self-protection) is lib/sgw_lift_mh's; this program
+ * only moves bytes: it inserts the 8-byte LIFT headers the machine built
+ * between the IP header and ESP, sends the machine's control packets when
+ * its deadline comes, and feeds it the hub's acknowledgements and every
+ * decrypted downlink packet with its ESP sequence number. `--lift off` (the
+ * default) is plain ESP.
  *
- *   host TCP/IP --> TUN --> [LIFT HOOK uplink: snoop] --> sgw_esp_encrypt
- *       --> [LIFT HOOK uplink: LIFT header] --> raw IP socket (SO_MARK) --> peer
- *   peer --> raw socket, protocol 50 --> [LIFT HOOK downlink: ESP seq]
- *       --> sgw_esp_decrypt --> [LIFT HOOK downlink: TCP seq] --> TUN --> host
+ *   host TCP/IP --> TUN --> sgw_lift_mh_tx (+ FrACK clone) --> sgw_esp_encrypt
+ *       --> LIFT header inserted --> raw IP socket (SO_MARK) --> peer
+ *   peer --> raw socket, protocol 50 --> sgw_esp_decrypt
+ *       --> sgw_lift_mh_rx (ESP seq, cleartext) --> TUN --> host
+ *   hub --> raw socket, protocol --lift-proto (Setup-/Teardown-ACK)
+ *       --> sgw_lift_mh_ctrl_rx
  *
  * Why a raw socket for receiving (and not AF_PACKET): the kernel hands a raw
  * socket reassembled packets, for both IPv4 and IPv6, whatever the link. The
@@ -44,9 +51,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sgw_esp.h"
+#include "sgw_lift.h"
+#include "sgw_lift_mh.h"
 #include "tun.h"
 
 #define MH_BUF 65600u               /* one IP packet plus ESP's growth */
@@ -54,8 +64,12 @@
 #define MH_MAX_TOKENS 32
 
 enum mh_lift_mode {
-	MH_LIFT_OFF = 0,                /* ESP only; the LIFT modes come with lib/ LIFT */
+	MH_LIFT_OFF = 0,                /* ESP only */
+	MH_LIFT_ON,                     /* MH-LIFT (lib/sgw_lift_mh) */
 };
+
+#define MH_CTRL_BATCH 16u
+#define MH_LIFT_PROTO_DEFAULT 253u
 
 struct mh_sa_line {
 	int family;                     /* AF_INET or AF_INET6 */
@@ -67,6 +81,11 @@ struct mh_counters {
 	uint64_t tun_rx, tun_drop_other, esp_tx, esp_tx_err;
 	uint64_t raw_rx, raw_drop_other, raw_err, tun_tx, tun_tx_err, dummy;
 	uint64_t raw_ovfl;      /* ESP the kernel dropped at our full socket (SO_RXQ_OVFL) */
+	/* LIFT (what the agent sent and received; the machine's own counters
+	 * are in the JSON's "mh" object) */
+	uint64_t lift_plain, lift_ack, lift_pair, lift_frack_fail, lift_hdr_err;
+	uint64_t lift_ctrl_tx, lift_ctrl_tx_err, lift_ctrl_rx, lift_ctrl_drop_other;
+	uint64_t lift_ctrl_err;
 };
 
 struct mh {
@@ -78,13 +97,26 @@ struct mh {
 	struct sgw_esp_sa_conf out_conf, in_conf;
 	int have_out, have_in;
 	enum mh_lift_mode lift;
-	int tun, rx, tx;
+	uint8_t lift_proto;             /* IP protocol of LIFT headers (--lift-proto) */
+	struct sgw_lift_mh *lm;         /* the MH-LIFT machine (--lift on) */
+	void *lm_mem;
+	int tun, rx, tx, lrx;           /* lrx: raw socket for lift_proto */
 	struct mh_counters c;
 	const char *stats_path;
 	FILE *dump_rx, *dump_tx;
 	unsigned int dump_max, dumped_rx, dumped_tx;
 	uint8_t buf[MH_BUF];
+	uint8_t fbuf[MH_BUF];           /* the FrACK clone, encrypted in place */
 };
+
+static uint64_t
+mh_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static volatile sig_atomic_t mh_stop, mh_dump;
 
@@ -102,7 +134,8 @@ usage(FILE *f)
 {
 	fprintf(f,
 "usage: mh_lift --tun NAME --local ADDR --peer ADDR (--keys FILE | --sa LINE --sa LINE)\n"
-"               [--mtu N] [--mark N] [--lift off] [--stats-json FILE]\n"
+"               [--mtu N] [--mark N] [--lift off|on] [--lift-proto N]\n"
+"               [--stats-json FILE]\n"
 "               [--dump-rx FILE] [--dump-tx FILE] [--dump-max N]\n"
 "       mh_lift --check-reencrypt HEXFILE --local ADDR --peer ADDR --keys FILE\n"
 "\n"
@@ -117,6 +150,8 @@ usage(FILE *f)
 "out of the TUN. --check-reencrypt: for each hex line of HEXFILE (an ESP packet\n"
 "from the peer), decrypt it, encrypt the cleartext again with the same sequence\n"
 "number and IV, and say whether the bytes are identical (JSON, exit 0 if all).\n"
+"--lift on: MH-LIFT (docs/lift.md): FrACK + TCP ACK pairs behind LIFT headers\n"
+"(IP protocol --lift-proto, 253 by default), Setup / Teardown to the hub.\n"
 "Counters: JSON to --stats-json (or stdout) at exit and on SIGUSR1.\n");
 }
 
@@ -345,6 +380,52 @@ mh_json_sa(FILE *f, const char *name, const struct sgw_esp_sa *sa, int out)
 	fprintf(f, "}}");
 }
 
+/* The agent's LIFT counters and the machine's, by name (lib/sgw_lift_mh.h). */
+static void
+mh_json_lift(FILE *f, const struct mh *m)
+{
+	struct sgw_lift_mh_stats st;
+	int i;
+
+	fprintf(f, ",\"lift_proto\":%u,\"lift_tx\":{\"plain\":%" PRIu64 ",\"ack\":%" PRIu64
+		",\"pair\":%" PRIu64 ",\"frack_fail\":%" PRIu64 ",\"hdr_err\":%" PRIu64
+		",\"ctrl\":%" PRIu64 ",\"ctrl_err\":%" PRIu64 "},\"lift_rx\":{\"ctrl\":%" PRIu64
+		",\"drop_other\":%" PRIu64 ",\"err\":%" PRIu64 "}", (unsigned int)m->lift_proto,
+		m->c.lift_plain, m->c.lift_ack, m->c.lift_pair, m->c.lift_frack_fail,
+		m->c.lift_hdr_err, m->c.lift_ctrl_tx, m->c.lift_ctrl_tx_err, m->c.lift_ctrl_rx,
+		m->c.lift_ctrl_drop_other, m->c.lift_ctrl_err);
+	if (m->lm == NULL)
+		return;
+	sgw_lift_mh_get_stats(m->lm, &st);
+	fprintf(f, ",\"mh\":{\"tx_why\":{");
+	for (i = 0; i < SGW_LIFT_MH_W__COUNT; i++)
+		fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", sgw_lift_mh_why_name(i),
+			st.tx_why[i]);
+	fprintf(f, "},\"rx_why\":{");
+	for (i = 0; i < SGW_LIFT_MH_RX__COUNT; i++)
+		fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", sgw_lift_mh_rx_name(i),
+			st.rx_why[i]);
+	fprintf(f, "},\"ctrl_why\":{");
+	for (i = 0; i < SGW_LIFT_MH_C__COUNT; i++)
+		fprintf(f, "%s\"%s\":%" PRIu64, i ? "," : "", sgw_lift_mh_ctrl_name(i),
+			st.ctrl_why[i]);
+	fprintf(f, "},\"pairs\":%" PRIu64 ",\"flag_d\":%" PRIu64 ",\"flag_f\":%" PRIu64
+		",\"flag_s\":%" PRIu64 ",\"flows_created\":%" PRIu64 ",\"flows_freed\":%" PRIu64
+		",\"setups_sent\":%" PRIu64 ",\"teardowns_sent\":%" PRIu64 ",\"ctrl_retx\":%"
+		PRIu64 ",\"setup_gaveup\":%" PRIu64 ",\"teardown_gaveup\":%" PRIu64
+		",\"setup_full\":%" PRIu64 ",\"setup_bad_proto\":%" PRIu64 ",\"idle_expired\":%"
+		PRIu64 ",\"track_merged\":%" PRIu64 ",\"esp_late\":%" PRIu64 ",\"esp_gap\":%"
+		PRIu64 ",\"sa_full\":%" PRIu64 ",\"probes\":%" PRIu64 ",\"probe_runs\":%" PRIu64
+		",\"susp_run\":%" PRIu64 ",\"susp_share\":%" PRIu64 ",\"verdict_forced\":%"
+		PRIu64 ",\"verdict_channel\":%" PRIu64 ",\"resumed\":%" PRIu64 ",\"flows\":%"
+		PRIu32 ",\"sas\":%" PRIu32 "}", st.pairs, st.flag_d, st.flag_f, st.flag_s,
+		st.flows_created, st.flows_freed, st.setups_sent, st.teardowns_sent, st.ctrl_retx,
+		st.setup_gaveup, st.teardown_gaveup, st.setup_full, st.setup_bad_proto,
+		st.idle_expired, st.track_merged, st.esp_late, st.esp_gap, st.sa_full, st.probes,
+		st.probe_runs, st.susp_run, st.susp_share, st.verdict_forced, st.verdict_channel,
+		st.resumed, st.flows, st.sas);
+}
+
 static void
 mh_write_stats(struct mh *m)
 {
@@ -359,16 +440,18 @@ mh_write_stats(struct mh *m)
 			return;
 		}
 	}
-	fprintf(f, "{\"lift\":\"off\",\"tun_rx\":%" PRIu64 ",\"tun_drop_other\":%" PRIu64
+	fprintf(f, "{\"lift\":\"%s\",\"tun_rx\":%" PRIu64 ",\"tun_drop_other\":%" PRIu64
 		",\"esp_tx\":%" PRIu64 ",\"esp_tx_err\":%" PRIu64 ",\"raw_rx\":%" PRIu64
 		",\"raw_drop_other\":%" PRIu64 ",\"raw_err\":%" PRIu64 ",\"tun_tx\":%" PRIu64
 		",\"tun_tx_err\":%" PRIu64 ",\"dummy\":%" PRIu64 ",\"raw_ovfl\":%" PRIu64 ",",
-		m->c.tun_rx, m->c.tun_drop_other, m->c.esp_tx, m->c.esp_tx_err, m->c.raw_rx,
+		m->lift == MH_LIFT_ON ? "on" : "off", m->c.tun_rx, m->c.tun_drop_other, m->c.esp_tx,
+		m->c.esp_tx_err, m->c.raw_rx,
 		m->c.raw_drop_other, m->c.raw_err, m->c.tun_tx, m->c.tun_tx_err, m->c.dummy,
 		m->c.raw_ovfl);
 	mh_json_sa(f, "out_sa", m->out, 1);
 	fputc(',', f);
 	mh_json_sa(f, "in_sa", m->in, 0);
+	mh_json_lift(f, m);
 	fprintf(f, "}\n");
 	if (f != stdout) {
 		fclose(f);
@@ -417,6 +500,17 @@ mh_open_sockets(struct mh *m, unsigned int mark)
 		fprintf(stderr, "mh_lift: SO_MARK: %s\n", strerror(errno));
 		return -1;
 	}
+	if (m->lift == MH_LIFT_ON) {
+		/* The hub's Setup-/Teardown-ACKs: IP | LIFT, protocol lift_proto.
+		 * The open socket also keeps the kernel from answering them with
+		 * "protocol unreachable". */
+		m->lrx = socket(m->family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, m->lift_proto);
+		if (m->lrx < 0) {
+			fprintf(stderr, "mh_lift: raw socket for protocol %u: %s\n",
+				(unsigned int)m->lift_proto, strerror(errno));
+			return -1;
+		}
+	}
 	if (m->family == AF_INET6 &&
 	    (setsockopt(m->rx, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof(one)) != 0 ||
 	     setsockopt(m->rx, IPPROTO_IPV6, IPV6_RECVHOPLIMIT, &one, sizeof(one)) != 0 ||
@@ -427,8 +521,8 @@ mh_open_sockets(struct mh *m, unsigned int mark)
 	return 0;
 }
 
-static void
-mh_send(struct mh *m, const uint8_t *p, uint32_t n)
+static int
+mh_sendto(struct mh *m, const uint8_t *p, uint32_t n)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
@@ -447,11 +541,178 @@ mh_send(struct mh *m, const uint8_t *p, uint32_t n)
 		memcpy(&s6->sin6_addr, m->peer, 16);
 		sl = sizeof(*s6);
 	}
-	if (sendto(m->tx, p, n, 0, (struct sockaddr *)&ss, sl) != (ssize_t)n) {
+	return sendto(m->tx, p, n, 0, (struct sockaddr *)&ss, sl) == (ssize_t)n ? 0 : -1;
+}
+
+static void
+mh_send(struct mh *m, const uint8_t *p, uint32_t n)
+{
+	if (mh_sendto(m, p, n) != 0) {
 		m->c.esp_tx_err++;
 		return;
 	}
 	m->c.esp_tx++;
+}
+
+static uint16_t
+mh_ip4_csum(const uint8_t *h, uint32_t hl)
+{
+	uint32_t s = 0, i;
+
+	for (i = 0; i < hl; i += 2)
+		s += (uint32_t)h[i] << 8 | h[i + 1];
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+/* Fix the IP header of a packet of n bytes whose protocol is now proto. */
+static void
+mh_ip_fix(struct mh *m, uint8_t *p, uint32_t n, uint8_t proto)
+{
+	uint16_t c;
+
+	if (m->family == AF_INET) {
+		uint32_t hl = (uint32_t)(p[0] & 15) * 4;
+
+		p[2] = (uint8_t)(n >> 8);
+		p[3] = (uint8_t)n;
+		p[9] = proto;
+		p[10] = 0;
+		p[11] = 0;
+		c = mh_ip4_csum(p, hl);
+		p[10] = (uint8_t)(c >> 8);
+		p[11] = (uint8_t)c;
+	} else {
+		p[4] = (uint8_t)((n - 40) >> 8);
+		p[5] = (uint8_t)(n - 40);
+		p[6] = proto;
+	}
+}
+
+/*
+ * Insert the 8-byte LIFT header hdr between the IP header and ESP of the
+ * encrypted packet at buf + *off (n bytes): the IP header moves 8 bytes
+ * forward into the headroom. Returns the new length (and *off), 0 if no room.
+ */
+static uint32_t
+mh_insert_lift(struct mh *m, uint8_t *buf, uint32_t *off, uint32_t n, const uint8_t *hdr)
+{
+	uint8_t *p = buf + *off;
+	uint32_t hl = m->family == AF_INET ? (uint32_t)(p[0] & 15) * 4 : 40;
+
+	if (*off < SGW_LIFT_LEN || n < hl || n + SGW_LIFT_LEN > 65535) {
+		m->c.lift_hdr_err++;
+		return 0;
+	}
+	memmove(p - SGW_LIFT_LEN, p, hl);
+	p -= SGW_LIFT_LEN;
+	memcpy(p + hl, hdr, SGW_LIFT_LEN);
+	*off -= SGW_LIFT_LEN;
+	n += SGW_LIFT_LEN;
+	mh_ip_fix(m, p, n, m->lift_proto);
+	return n;
+}
+
+/* Encrypt the cleartext at buf + MH_HEAD (n bytes), put hdr (NULL: none) in
+ * front of ESP, send. 0, or -1 (counted). */
+static int
+mh_seal_send(struct mh *m, uint8_t *buf, uint32_t n, const uint8_t *hdr)
+{
+	uint32_t off = 0;
+	int r;
+
+	r = sgw_esp_encrypt(m->out, buf, MH_BUF, MH_HEAD, n, &off);
+	if (r < 0)
+		return -1;  /* counted in out_sa.refused */
+	n = (uint32_t)r;
+	if (hdr != NULL) {
+		n = mh_insert_lift(m, buf, &off, n, hdr);
+		if (n == 0)
+			return -1;
+	}
+	mh_dump_pkt(m->dump_tx, &m->dumped_tx, m->dump_max, buf + off, n);
+	mh_send(m, buf + off, n);
+	return 0;
+}
+
+/* The machine's control packets that are due: IP(local -> peer, lift_proto) |
+ * 8-byte header, sent on the raw socket. The hub's satlink terminal puts them
+ * on the reliable service. */
+static void
+mh_lift_poll(struct mh *m, uint64_t now)
+{
+	struct sgw_lift_mh_ctrl ctrl[MH_CTRL_BATCH];
+	uint8_t pkt[40 + SGW_LIFT_LEN];
+	uint32_t k, n, i, hl = m->family == AF_INET ? 20 : 40;
+
+	/* bounded: at most a few batches per call, the rest stays due */
+	for (k = 0; k < 4; k++) {
+		if (now < sgw_lift_mh_next_deadline(m->lm))
+			return;
+		n = sgw_lift_mh_poll(m->lm, now, ctrl, MH_CTRL_BATCH);
+		for (i = 0; i < n; i++) {
+			memset(pkt, 0, sizeof(pkt));
+			if (m->family == AF_INET) {
+				pkt[0] = 0x45;
+				pkt[6] = 0x40;          /* DF */
+				pkt[8] = 64;
+				memcpy(pkt + 12, m->local, 4);
+				memcpy(pkt + 16, m->peer, 4);
+			} else {
+				pkt[0] = 0x60;
+				pkt[7] = 64;
+				memcpy(pkt + 8, m->local, 16);
+				memcpy(pkt + 24, m->peer, 16);
+			}
+			memcpy(pkt + hl, ctrl[i].hdr, SGW_LIFT_LEN);
+			mh_ip_fix(m, pkt, hl + SGW_LIFT_LEN, m->lift_proto);
+			if (mh_sendto(m, pkt, hl + SGW_LIFT_LEN) != 0)
+				m->c.lift_ctrl_tx_err++;  /* the machine retransmits */
+			else
+				m->c.lift_ctrl_tx++;
+		}
+		if (n < MH_CTRL_BATCH)
+			return;
+	}
+}
+
+/* One LIFT packet from the hub (a Setup-ACK or Teardown-ACK). */
+static void
+mh_from_lift(struct mh *m)
+{
+	uint8_t p[2048];
+	struct sockaddr_storage from;
+	socklen_t fl = sizeof(from);
+	uint32_t hl = 0;
+	ssize_t n;
+
+	n = recvfrom(m->lrx, p, sizeof(p), 0, (struct sockaddr *)&from, &fl);
+	if (n < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			m->c.lift_ctrl_err++;
+		return;
+	}
+	m->c.lift_ctrl_rx++;
+	/* IPv4: the whole packet; IPv6: the payload, the source in from. */
+	if (m->family == AF_INET) {
+		if (n < 20 || (p[0] >> 4) != 4 || memcmp(p + 12, m->peer, 4) != 0 ||
+		    memcmp(p + 16, m->local, 4) != 0) {
+			m->c.lift_ctrl_drop_other++;
+			return;
+		}
+		hl = (uint32_t)(p[0] & 15) * 4;
+		if ((uint32_t)n < hl) {
+			m->c.lift_ctrl_drop_other++;
+			return;
+		}
+	} else if (from.ss_family != AF_INET6 ||
+		   memcmp(&((struct sockaddr_in6 *)&from)->sin6_addr, m->peer, 16) != 0) {
+		m->c.lift_ctrl_drop_other++;
+		return;
+	}
+	/* refusals are counted by the machine (ctrl_why) */
+	(void)sgw_lift_mh_ctrl_rx(m->lm, mh_now(), p + hl, (size_t)n - hl);
 }
 
 /* One packet from the TUN: the host's cleartext toward the peer. */
@@ -459,9 +720,8 @@ static void
 mh_from_tun(struct mh *m)
 {
 	uint8_t *p = m->buf + MH_HEAD;
-	uint32_t out_off = 0;
+	struct sgw_lift_mh_tx_out tx;
 	ssize_t n;
-	int r;
 
 	n = read(m->tun, p, MH_BUF - MH_HEAD - SGW_ESP_TAILROOM);
 	if (n <= 0)
@@ -479,15 +739,31 @@ mh_from_tun(struct mh *m)
 		m->c.tun_drop_other++;
 		return;
 	}
-	/* LIFT HOOK (uplink, before encryption): snoop the TCP ACK, clone the
-	 * FrACK, pick D/F/S and the IPsec ACK Number. Nothing with --lift off. */
-	r = sgw_esp_encrypt(m->out, m->buf, MH_BUF, MH_HEAD, (uint32_t)n, &out_off);
-	if (r < 0)
-		return;     /* counted in out_sa.refused */
-	/* LIFT HOOK (uplink, after encryption): insert the LIFT header between
-	 * the IP header and ESP (protocol 253) for ACKs and FrACKs. */
-	mh_dump_pkt(m->dump_tx, &m->dumped_tx, m->dump_max, m->buf + out_off, (uint32_t)r);
-	mh_send(m, m->buf + out_off, (uint32_t)r);
+	if (m->lm == NULL) {
+		(void)mh_seal_send(m, m->buf, (uint32_t)n, NULL);
+		return;
+	}
+	/* MH-LIFT: the machine classifies the cleartext segment and builds the
+	 * headers; a pair is the FrACK then the TCP ACK, encrypted in that order
+	 * on the one outbound SA so their ESP sequence numbers are consecutive
+	 * (the hub pairs them by that). */
+	sgw_lift_mh_tx(m->lm, mh_now(), p, (size_t)n, sgw_esp_spi(m->in), SGW_LIFT_IPPROTO_ESP,
+		       &tx);
+	if (tx.verdict == SGW_LIFT_MH_PAIR) {
+		size_t fn = sgw_lift_mh_frack_clone(p, (size_t)n, m->fbuf + MH_HEAD,
+						    MH_BUF - MH_HEAD - SGW_ESP_TAILROOM);
+
+		if (fn == 0)
+			m->c.lift_frack_fail++;  /* the TCP ACK still goes, alone */
+		else if (mh_seal_send(m, m->fbuf, (uint32_t)fn, tx.frack_hdr) == 0)
+			m->c.lift_pair++;
+	}
+	if (tx.verdict == SGW_LIFT_MH_PLAIN) {
+		if (mh_seal_send(m, m->buf, (uint32_t)n, NULL) == 0)
+			m->c.lift_plain++;
+	} else if (mh_seal_send(m, m->buf, (uint32_t)n, tx.ack_hdr) == 0) {
+		m->c.lift_ack++;
+	}
 }
 
 /* Receive one ESP packet: a whole IPv4 packet, or an IPv6 one rebuilt from
@@ -587,8 +863,8 @@ mh_from_net(struct mh *m)
 		return;
 	}
 	mh_dump_pkt(m->dump_rx, &m->dumped_rx, m->dump_max, p, n);
-	/* LIFT HOOK (downlink, before decryption): nothing; the hub's LIFT
-	 * header never travels toward the MH. */
+	/* The hub's LIFT headers never travel toward the MH in ESP: nothing to
+	 * strip before decryption. */
 	r = sgw_esp_decrypt(m->in, p, n, &off, &seq);
 	if (r == -SGW_ESP_DUMMY) {
 		m->c.dummy++;
@@ -596,8 +872,11 @@ mh_from_net(struct mh *m)
 	}
 	if (r < 0)
 		return;     /* counted in in_sa.dropped */
-	/* LIFT HOOK (downlink, after decryption): record (ESP seq, TCP seq) of
-	 * data segments for the IPsec ACK Number. */
+	/* MH-LIFT: the packet's ESP sequence number against its TCP sequence
+	 * space (the IPsec ACK Number), the FH's FIN / RST, zero-window probes. */
+	if (m->lm != NULL)
+		(void)sgw_lift_mh_rx(m->lm, mh_now(), sgw_esp_spi(m->in), seq, p + off,
+				     (size_t)r);
 	if (write(m->tun, p + off, (size_t)r) != r)
 		m->c.tun_tx_err++;
 	else
@@ -682,6 +961,7 @@ main(int argc, char **argv)
 		{"sa", required_argument, NULL, 's'},
 		{"mark", required_argument, NULL, 'm'},
 		{"lift", required_argument, NULL, 'L'},
+		{"lift-proto", required_argument, NULL, 'P'},
 		{"stats-json", required_argument, NULL, 'j'},
 		{"dump-rx", required_argument, NULL, 'r'},
 		{"dump-tx", required_argument, NULL, 'x'},
@@ -695,10 +975,14 @@ main(int argc, char **argv)
 	unsigned int n_sa = 0, mtu = 0, mark = 0, i;
 	char ifname[32], err[256];
 	struct sigaction sa;
-	struct pollfd pfd[2];
-	int o, fam2 = 0;
+	struct pollfd pfd[3];
+	int o, fam2 = 0, nfd, tmo;
+	unsigned long lp;
+	char *end;
 
 	m.dump_max = 64;
+	m.lift_proto = MH_LIFT_PROTO_DEFAULT;
+	m.lrx = -1;
 	while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (o) {
 		case 't': tun_name = optarg; break;
@@ -715,12 +999,26 @@ main(int argc, char **argv)
 			break;
 		case 'm': mark = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'L':
-			if (strcmp(optarg, "off") != 0) {
-				fprintf(stderr, "mh_lift: --lift %s: only 'off' for now (LIFT "
-					"comes with lib/ LIFT)\n", optarg);
+			if (strcmp(optarg, "off") == 0) {
+				m.lift = MH_LIFT_OFF;
+			} else if (strcmp(optarg, "on") == 0) {
+				m.lift = MH_LIFT_ON;
+			} else {
+				fprintf(stderr, "mh_lift: --lift %s: on or off\n", optarg);
 				return 2;
 			}
-			m.lift = MH_LIFT_OFF;
+			break;
+		case 'P':
+			errno = 0;
+			lp = strtoul(optarg, &end, 0);
+			/* not one of the protocols the host itself carries to the peer */
+			if (errno != 0 || *end != '\0' || lp == 0 || lp > 254 || lp == 6 ||
+			    lp == 17 || lp == SGW_ESP_PROTO || lp == 51) {
+				fprintf(stderr, "mh_lift: --lift-proto %s: 1..254, not TCP, UDP, "
+					"ESP or AH\n", optarg);
+				return 2;
+			}
+			m.lift_proto = (uint8_t)lp;
 			break;
 		case 'j': m.stats_path = optarg; break;
 		case 'r':
@@ -779,6 +1077,19 @@ main(int argc, char **argv)
 		fprintf(stderr, "mh_lift: %s\n", err);
 		return 2;
 	}
+	if (m.lift == MH_LIFT_ON) {
+		struct sgw_lift_mh_conf lc;
+		size_t ms;
+
+		sgw_lift_mh_conf_default(&lc);
+		ms = sgw_lift_mh_mem_size(&lc);
+		m.lm_mem = ms != 0 ? calloc(1, ms) : NULL;
+		m.lm = m.lm_mem != NULL ? sgw_lift_mh_init(m.lm_mem, ms, &lc, mh_now()) : NULL;
+		if (m.lm == NULL) {
+			fprintf(stderr, "mh_lift: MH-LIFT machine: init failed\n");
+			return 2;
+		}
+	}
 	if (mh_open_sockets(&m, mark) != 0)
 		return 2;
 
@@ -787,20 +1098,44 @@ main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
-	fprintf(stderr, "mh_lift: %s up, %s <-> %s, spi out 0x%08x in 0x%08x, lift off\n", ifname,
-		local, peer, sgw_esp_spi(m.out), sgw_esp_spi(m.in));
+	fprintf(stderr, "mh_lift: %s up, %s <-> %s, spi out 0x%08x in 0x%08x, lift %s",
+		ifname, local, peer, sgw_esp_spi(m.out), sgw_esp_spi(m.in),
+		m.lift == MH_LIFT_ON ? "on" : "off");
+	if (m.lift == MH_LIFT_ON)
+		fprintf(stderr, " (protocol %u)", (unsigned int)m.lift_proto);
+	fputc('\n', stderr);
 
 	pfd[0].fd = m.tun;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = m.rx;
 	pfd[1].events = POLLIN;
+	pfd[2].fd = m.lrx;
+	pfd[2].events = POLLIN;
+	nfd = m.lrx >= 0 ? 3 : 2;
 	while (!mh_stop) {
 		if (mh_dump) {
 			mh_dump = 0;
 			mh_write_stats(&m);
 		}
-		if (poll(pfd, 2, 1000) <= 0)
+		tmo = 1000;
+		if (m.lm != NULL) {
+			uint64_t now = mh_now(), dl;
+
+			mh_lift_poll(&m, now);
+			dl = sgw_lift_mh_next_deadline(m.lm);
+			if (dl != SGW_LIFT_MH_NEVER && dl < now + 1000000000ull)
+				tmo = dl <= now ? 0 : (int)((dl - now + 999999) / 1000000);
+		}
+		if (poll(pfd, (nfds_t)nfd, tmo) <= 0)
 			continue;
+		if (nfd == 3 && (pfd[2].revents & POLLIN))
+			for (i = 0; i < 32; i++) {
+				uint64_t before = m.c.lift_ctrl_rx + m.c.lift_ctrl_err;
+
+				mh_from_lift(&m);
+				if (m.c.lift_ctrl_rx + m.c.lift_ctrl_err == before)
+					break;
+			}
 		/* Bounded bursts, so neither direction starves the other. */
 		if (pfd[0].revents & POLLIN)
 			for (i = 0; i < 32; i++) {
@@ -830,5 +1165,8 @@ main(int argc, char **argv)
 	close(m.tun);
 	close(m.rx);
 	close(m.tx);
+	if (m.lrx >= 0)
+		close(m.lrx);
+	free(m.lm_mem);
 	return 0;
 }

@@ -176,8 +176,8 @@ refused "no replay window" "replay-window 32..1024 required" \
 	--sa "${LINE1/replay-window 64 /}" --sa "$LINE2"
 refused "tunnel mode" "only transport" --sa "${LINE1/transport/tunnel}" --sa "$LINE2"
 refused "an 8-byte ICV" "only 128" --sa "${LINE1% 128} 64" --sa "$LINE2"
-refused "--lift on" "only 'off'" --sa "$LINE1" --sa "$LINE2" --lift on
-log "key lines: refused with a reason (mode, no replay window, tunnel, ICV, --lift on)"
+refused "--lift maybe" "on or off" --sa "$LINE1" --sa "$LINE2" --lift maybe
+log "key lines: refused with a reason (mode, no replay window, tunnel, ICV, --lift maybe)"
 
 # ------------------------------------------------------------ namespaces
 ip netns add "$NS_FH"

@@ -395,6 +395,40 @@ TEST(LiftMhCtrl, ServerSideSetupOnTheSynAck)
 	EXPECT_EQ(a.ipsec_ack, 3u);
 }
 
+// Found end to end (test_lift_chain.sh): the SYN-ACK was delayed past the
+// FH's 1 s SYN timer, the retransmitted SYN replaced the set-up entry with a
+// new one stuck in HANDSHAKE, and the whole download went without LIFT.
+TEST(LiftMhCtrl, RetransmittedSynKeepsTheEntry)
+{
+	Mh h;
+	Conn c;
+	EXPECT_EQ(h.Rx(1, c.Seg(false, kIssFh, 0, kSyn, 65535, 0), 0x77), SGW_LIFT_MH_RX_SYN);
+	h.Tx(c.Seg(true, kIssMh, kIssFh + 1, kSyn | kAck, 65535, 0));
+	auto ctl = h.Poll();
+	ASSERT_EQ(ctl.size(), 1u);
+	EXPECT_EQ(h.Answer(ctl[0]), SGW_LIFT_MH_C_SETUP_OK);
+	// The same SYN again, on a newer ESP sequence number.
+	EXPECT_EQ(h.Rx(2, c.Seg(false, kIssFh, 0, kSyn, 65535, 0), 0x77), SGW_LIFT_MH_RX_SYN);
+	EXPECT_TRUE(h.Poll().empty()); // no Teardown, no new Setup
+	EXPECT_EQ(h.Rx(3, c.Seg(false, kIssFh + 1, kIssMh + 1, kAck, 65535, 100), 0x77),
+		  SGW_LIFT_MH_RX_DATA);
+	auto a = h.Tx(c.Seg(true, kIssMh + 1, kIssFh + 101, kAck, 65535, 0), 0x77);
+	EXPECT_EQ(a.verdict, SGW_LIFT_MH_PAIR);
+	EXPECT_EQ(a.ipsec_ack, 3u);
+	sgw_lift_mh_stats st = h.Stats();
+	EXPECT_EQ(st.flows_created, 1u);
+	EXPECT_EQ(st.teardowns_sent, 0u);
+	// A SYN with another ISN on the 4-tuple is a new connection: the old
+	// entry is torn down and a new one waits for its handshake.
+	EXPECT_EQ(h.Rx(4, c.Seg(false, kIssFh + 5000000, 0, kSyn, 65535, 0), 0x77),
+		  SGW_LIFT_MH_RX_SYN);
+	st = h.Stats();
+	EXPECT_EQ(st.flows_created, 2u);
+	auto td = h.Poll();
+	ASSERT_EQ(td.size(), 1u);
+	EXPECT_EQ(td[0].kind, SGW_LIFT_K_TEARDOWN);
+}
+
 TEST(LiftMhCtrl, RetransmitWithBackoffThenGiveUp)
 {
 	Mh h;

@@ -1,0 +1,182 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Seed 000's experiment on the testbed (issue 8, docs/lift.md "End-to-end test
+# and experiment"): web page downloads fh -> mh with Table I's HTTP model
+# (lift_pages.py) inside ESP done by the mh_lift agents, across hub (lift:) -
+# emulator - terminal with satlink AES-GCM (reliable service), at 344 kbit/s
+# both ways, 265 ms each way, IP MTU 1282 / MSS 1224 (the agents' TUN MTU and
+# the routes' advmss), a Gilbert-Elliott forward channel (bad loses every
+# frame) with mean sojourns T_good / T_bad; each point with and without LIFT
+# (the MH agent's --lift on / off; the hub's stage is on in both, and with
+# --lift off sees no LIFT packet) and for two senders at fh: Linux defaults
+# (CUBIC, SACK, timestamps, F-RTO) and the seed's (Reno, no SACK, no
+# timestamps, F-RTO off, 64 KB window: the congestion control per socket
+# (TCP_CONGESTION at the server: a namespace may not set the sysctl), SACK,
+# timestamps and F-RTO by fh's namespace sysctls, the window at mh).
+#
+# Usage: lift_experiment.sh SATGW MH_LIFT OUT.json
+#   LIFT_X_POINTS="TG:TB TG:TB ..." (default "4:1 2:2"), LIFT_X_PAGES (6),
+#   LIFT_X_SENDERS ("linux reno"), LIFT_X_MODES ("off on"), LIFT_X_SEED (1),
+#   LIFT_X_TIMER (fixed | adaptive: the hub's `lift: timer`).
+# Every run restarts the three boxes, so the emulator's channel (seeded,
+# starting good) is the same realisation in time for each mode and sender.
+# Not a test: it asserts nothing but that pages arrive; it writes numbers.
+set -euo pipefail
+export TB_BUDGET=${TB_BUDGET:-5400}
+# shellcheck source=testbed.sh
+source "$(dirname "$0")/testbed.sh"
+
+P=$TB_E2E_DIR/policies
+POINTS=${LIFT_X_POINTS:-"4:1 2:2"}
+PAGES=${LIFT_X_PAGES:-6}
+SENDERS=${LIFT_X_SENDERS:-"linux reno"}
+MODES=${LIFT_X_MODES:-"off on"}
+SEED=${LIFT_X_SEED:-1}
+TIMER=${LIFT_X_TIMER:-fixed}             # the hub's lift timer: fixed (0.98 s) or adaptive
+MARK=0x1e50
+OUT=${3:?usage: lift_experiment.sh SATGW MH_LIFT OUT.json}
+OUT=$(readlink -f "$OUT")
+
+tb_init "${1:-}"
+TB_NS_FH="le2x-fh-$TB_ID" TB_NS_MH="le2x-mh-$TB_ID" TB_NS_HUB="le2x-hub-$TB_ID"
+TB_NS_EMU="le2x-emu-$TB_ID" TB_NS_TERM="le2x-term-$TB_ID" TB_PREFIX="le2x-$TB_ID"
+MH_LIFT=$(readlink -f "${2:?}")
+tb_topology chain
+"$TB_PY" "$TB_E2E_DIR/satlink.py" keyfile "$TB_DIR/lift.keys" 1001
+umask 077
+cat >"$TB_DIR/esp.keys" <<KEYS
+src $TB_IP_MH dst $TB_IP_FH proto esp spi 0x1e5a0001 mode transport replay-window 64 aead 'rfc4106(gcm(aes))' 0x6c6966742d6532652d75702d6b657921cafe0001 128
+src $TB_IP_FH dst $TB_IP_MH proto esp spi 0x1e5a0002 mode transport replay-window 64 aead 'rfc4106(gcm(aes))' 0x6c6966742d6532652d646f776e2d6b65792d3235362d626974732d6f6b212121cafe0002 128
+KEYS
+umask 022
+# The seed's link: 344 kbit/s both ways, 265 ms; satlink told so (rtt: 2 x 265
+# ms + a 1400-byte frame at 344 kbit/s each way), link_down 31.8 s (ESW's
+# data link timeout) so shadowing never takes the session down.
+for b in hub terminal; do
+	sed -e 's/forward_rate_bps: [0-9]*/forward_rate_bps: 344000/' \
+	    -e 's/return_rate_bps: [0-9]*/return_rate_bps: 344000/' \
+	    -e 's/rtt_ms: [0-9]*/rtt_ms: 600/' -e 's/link_down_ms: [0-9]*/link_down_ms: 31800/' \
+	    -e "s/^lift: {timer: fixed, timer_ms: 980}/lift: {timer: $TIMER, timer_ms: 980}/" \
+	    "$P/lift_$b.yaml" >"$TB_DIR/x_$b.yaml"
+done
+grep -q "^lift: {timer: $TIMER" "$TB_DIR/x_hub.yaml" || tb_fail "hub policy edit (timer $TIMER)"
+emu_policy() { # T_GOOD T_BAD -> file
+	sed -e 's/rate_bps: [0-9]*/rate_bps: 344000/' -e 's/delay_ms: 270/delay_ms: 265/' \
+	    -e "s/good: {mean_s: [0-9.]*}/good: {mean_s: $1}/" \
+	    -e "s/bad: {mean_s: [0-9.]*, p: 1.0}/bad: {mean_s: $2, p: 1.0}/" \
+	    -e "s/seed: [0-9]*/seed: $SEED/" "$P/lift_emulator_ge.yaml" >"$TB_DIR/x_emu.yaml"
+	grep -q "bad: {mean_s: $2, p: 1.0}" "$TB_DIR/x_emu.yaml" || tb_fail "emulator policy edit"
+}
+
+senders() { # linux | reno: fh's sender, mh's window
+	if [ "$1" = reno ]; then
+		tb_ns fh sysctl -qw net.ipv4.tcp_sack=0 net.ipv4.tcp_timestamps=0 net.ipv4.tcp_frto=0
+		tb_ns mh sysctl -qw net.ipv4.tcp_window_scaling=0 "net.ipv4.tcp_rmem=4096 65536 65536"
+	else
+		tb_ns fh sysctl -qw net.ipv4.tcp_sack=1 net.ipv4.tcp_timestamps=1 net.ipv4.tcp_frto=2
+		tb_ns mh sysctl -qw net.ipv4.tcp_window_scaling=1 "net.ipv4.tcp_rmem=4096 131072 6291456"
+	fi
+}
+
+start_agent() { # NS LOCAL PEER MODE
+	local ns=$1 local=$2 peer=$3 mode=$4
+	tb_bg "$ns" "agent-$ns" "$MH_LIFT" --tun le2x0 --mtu 1282 --local "$local" --peer "$peer" \
+		--keys "$TB_DIR/esp.keys" --mark "$MARK" --lift "$mode" --stats-json "$TB_DIR/agent-$ns.json"
+	eval "AGENT_${ns^^}=$TB_LAST_PID"
+	for _ in $(seq 1 100); do
+		tb_ns "$ns" ip link show le2x0 >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	tb_ns "$ns" ip rule add fwmark "$MARK" lookup main pref 100 2>/dev/null || true
+	tb_ns "$ns" ip rule add to "$peer" lookup 161 pref 110 2>/dev/null || true
+	# MSS 1224 (Table I): the TUN's MTU is 1282, advmss says 1224 exactly
+	tb_ns "$ns" ip route replace "$peer" dev le2x0 src "$local" advmss 1224 table 161
+	tb_ns "$ns" sysctl -qw net.ipv4.conf.le2x0.rp_filter=0 net.ipv4.conf.all.rp_filter=0
+}
+
+nstat_json() { # NS -> JSON of the counters the issue names
+	tb_ns "$1" nstat -az TcpOutSegs TcpRetransSegs TcpExtTCPTimeouts TcpExtTCPSpuriousRTOs \
+		TcpExtTCPLossUndo TcpExtTCPLossProbes TcpExtTCPSackRecovery TcpExtTCPRenoRecovery \
+		2>/dev/null | "$TB_PY" -c '
+import json, sys
+d = {}
+for l in sys.stdin:
+    f = l.split()
+    if len(f) >= 2 and f[1].isdigit():
+        d[f[0]] = int(f[1])
+print(json.dumps(d))'
+}
+
+echo "[" >"$OUT.tmp"
+first=1
+for pt in $POINTS; do
+	tg=${pt%%:*} tbad=${pt##*:}
+	emu_policy "$tg" "$tbad"
+	for snd in $SENDERS; do
+		for mode in $MODES; do
+			tag="tg${tg}-tb${tbad}-$snd-$mode"
+			tb_log "run $tag: $PAGES pages"
+			senders "$snd"
+			tb_box_start emu "$TB_DIR/x_emu.yaml" 1
+			tb_box_start hub "$TB_DIR/x_hub.yaml" 0
+			tb_box_start term "$TB_DIR/x_terminal.yaml" 0
+			start_agent fh "$TB_IP_FH" "$TB_IP_MH" off
+			start_agent mh "$TB_IP_MH" "$TB_IP_FH" "$mode"
+			tb_wait_path fh "$TB_IP_MH" 60
+			tb_ns fh nstat -n >/dev/null
+			port=$(tb_rand_port)
+			tb_bg fh "srv-$tag" "$TB_PY" "$TB_E2E_DIR/lift_pages.py" serve --bind "$TB_IP_FH" --port "$port" \
+				--cc "$([ "$snd" = reno ] && echo reno || echo cubic)"
+			SRV=$TB_LAST_PID
+			tb_wait_listen fh "$port" 10
+			# ss -ti of the sender every 100 ms (cwnd traces)
+			tb_bg fh "ss-$tag" bash -c "while :; do date +%s.%N; ss -tin dst $TB_IP_MH; sleep 0.1; done"
+			SS=$TB_LAST_PID
+			tb_ns mh "$TB_PY" "$TB_E2E_DIR/lift_pages.py" fetch --host "$TB_IP_FH" --port "$port" \
+				--pages "$PAGES" --seed "$SEED" --out "$TB_DIR/pages-$tag.jsonl" \
+				--iface mh0 >"$TB_DIR/fetch-$tag.log" 2>&1 ||
+				{ cat "$TB_DIR/fetch-$tag.log" >&2; tb_fail "pages $tag failed"; }
+			nst=$(nstat_json fh)
+			kill "$SS" "$SRV" 2>/dev/null || true
+			for ns in fh mh; do
+				pid=$(eval echo "\$AGENT_${ns^^}")
+				kill -TERM "$pid"
+				tb_wait_pid "$pid" 10 || true
+			done
+			tb_boxes_stop_keep "$tag" hub term emu
+			[ $first = 1 ] || echo "," >>"$OUT.tmp"
+			first=0
+			"$TB_PY" - "$TB_DIR/pages-$tag.jsonl" "$TB_DIR/hub-$tag.json" "$TB_DIR/agent-mh.json" \
+				"$nst" "$tg" "$tbad" "$snd" "$mode" "$TIMER" >>"$OUT.tmp" <<'PY'
+import json, sys
+pages = [json.loads(l) for l in open(sys.argv[1])]
+L = json.load(open(sys.argv[2]))["lift"]["counters"]
+mh = json.load(open(sys.argv[3]))
+n = len(pages)
+rec = {"t_good_s": float(sys.argv[5]), "t_bad_s": float(sys.argv[6]), "sender": sys.argv[7],
+       "lift": sys.argv[8], "timer": sys.argv[9], "pages": n,
+       "mean_page_s": round(sum(p["seconds"] for p in pages) / n, 3),
+       "mean_uplink_bytes": round(sum(p["uplink_bytes"] for p in pages) / n),
+       "page_s": [p["seconds"] for p in pages],
+       "fh_nstat": json.loads(sys.argv[4]),
+       "hub_lift": {k: L[k] for k in ("acks_rx", "fracks_rx", "acks_held", "freezes",
+                                       "freezes_spare", "unfreezes", "expiry_freeze",
+                                       "susp_frozen", "susp_share", "ooo_disable",
+                                       "rtt_samples")},
+       "mh_pairs": mh.get("mh", {}).get("pairs", 0)}
+print(json.dumps(rec, indent=1))
+print("%s: mean page %.2f s, uplink %d B/page, fh timeouts %s, hub freezes %d" % (
+    "tg%s tb%s %s lift %s timer %s" % tuple(sys.argv[5:10]), rec["mean_page_s"], rec["mean_uplink_bytes"],
+    rec["fh_nstat"].get("TcpExtTCPTimeouts"), L["freezes"]), file=sys.stderr)
+PY
+		done
+	done
+done
+echo "]" >>"$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
+# The per-page records and the sender's ss -tin samples (cwnd traces) survive
+# the work directory, which a passing run deletes.
+mkdir -p "$OUT.d"
+cp "$TB_DIR"/pages-*.jsonl "$TB_DIR"/ss-*.log "$OUT.d"/
+tb_log "wrote $OUT and $OUT.d/ (pages-*.jsonl, ss-*.log)"
+tb_pass
