@@ -173,6 +173,21 @@ sgw_policy_restart_diff(const struct sgw_policy *cur, const struct sgw_policy *n
 		snprintf(why, len, "lift.%s changed", key);
 		return 1;
 	}
+	/*
+	 * xcp: the stage's row is on or off from startup (a stage that is off is never asked
+	 * about a snapshot), and its shaper's port and queue are sized then. Its controller
+	 * constants and capacity are reloadable (the stage takes them at an interval's end).
+	 */
+	if (cur->xcp.enabled != next->xcp.enabled) {
+		snprintf(why, len, "xcp %s", next->xcp.enabled ? "added" : "removed");
+		return 1;
+	}
+	if (cur->xcp.enabled && (cur->xcp.port != next->xcp.port ||
+				 cur->xcp.shaper_queue != next->xcp.shaper_queue)) {
+		snprintf(why, len, "xcp.%s changed",
+			 cur->xcp.port != next->xcp.port ? "port" : "shaper_queue");
+		return 1;
+	}
 	/* satlink: sessions, windows, pacing and keys are set up at startup. */
 	if (cur->satlink.enabled != next->satlink.enabled) {
 		snprintf(why, len, "satlink %s", next->satlink.enabled ? "added" : "removed");

@@ -286,6 +286,51 @@ put_lift(FILE *f, const struct sgw_policy *p)
 		lp->max_flows, lp->max_sas);
 }
 
+/*
+ * A plain decimal (digits and one point, no exponent: what the xcp section's reals take),
+ * the shortest that strtod reads back as the same double.
+ */
+static void
+put_plain_real(FILE *f, double x)
+{
+	char buf[400];
+	int prec;
+
+	for (prec = 1; prec <= 340; prec++) {
+		snprintf(buf, sizeof(buf), "%.*f", prec, x);
+		if (strtod(buf, NULL) == x)
+			break;
+	}
+	fputs(buf, f);
+}
+
+static void
+put_xcp(FILE *f, const struct sgw_policy *p)
+{
+	const struct sgw_xcp_policy *xp = &p->xcp;
+
+	/* The protocol number is protocols.xcp (written above): xcp.protocol may only repeat it. */
+	fputs("xcp:\n  enabled: true\n", f);
+	if (xp->port >= 0 && xp->port < p->n_ports) {
+		fputs("  port: ", f);
+		put_name(f, p->ports[xp->port].name);
+		fputc('\n', f);
+	}
+	if (xp->capacity_bps != 0)  /* 0: from satlink's rate (docs/configuration.md) */
+		fprintf(f, "  capacity_bps: %" PRIu64 "\n", xp->capacity_bps);
+	if (!p->satlink.enabled)
+		fprintf(f, "  shaper_queue: %" PRIu32 "\n", xp->shaper_queue);
+	fputs("  alpha: ", f);
+	put_plain_real(f, xp->alpha);
+	fputs("\n  beta: ", f);
+	put_plain_real(f, xp->beta);
+	fputs("\n  gamma: ", f);
+	put_plain_real(f, xp->gamma);
+	fprintf(f, "\n  interval_min_us: %" PRIu32 "\n  interval_init_ms: %" PRIu32
+		"\n  rtt_max_ms: %" PRIu32 "\n", xp->interval_min_us, xp->interval_init_ms,
+		xp->rtt_max_ms);
+}
+
 int
 sgw_policy_dump_yaml(const struct sgw_policy *p, FILE *f)
 {
@@ -375,5 +420,7 @@ sgw_policy_dump_yaml(const struct sgw_policy *p, FILE *f)
 		put_satlink(f, p);
 	if (p->lift.enabled)
 		put_lift(f, p);
+	if (p->xcp.enabled)
+		put_xcp(f, p);
 	return ferror(f) ? -1 : 0;
 }

@@ -925,6 +925,36 @@ TEST(RestartDiff, LiftSectionIsRestartOnly)
 	rmdir(dir);
 }
 
+/*
+ * xcp: turning the stage on or off and its shaper's port and queue need a restart (a stage
+ * that is off is never asked about a snapshot, so only this check can refuse turning it on);
+ * its controller constants and capacity are reloadable.
+ */
+TEST(RestartDiff, XcpOnOffAndShaperAreRestartOnlyConstantsAreNot)
+{
+	const std::string terms = "  - {name: a, id: 1, prefixes: [10.1.0.0/16]}\n";
+	const std::string sl = "  port: sat\n  forward_rate_bps: 20000000\n"
+			       "  return_rate_bps: 2000000\n";
+	auto with = [&](const std::string &xcp) { return satlink_policy(sl, terms) + xcp; };
+	auto shaper = [&](const std::string &xcp) { return satlink_policy("", terms) + xcp; };
+	std::string why;
+
+	EXPECT_EQ(restart_diff(with(""), with("xcp: {}\n"), &why), 1);
+	EXPECT_EQ(why, "xcp added");
+	EXPECT_EQ(restart_diff(with("xcp: {}\n"), with("xcp: {enabled: false}\n"), &why), 1);
+	EXPECT_EQ(why, "xcp removed");
+	EXPECT_EQ(restart_diff(with("xcp: {}\n"),
+			       with("xcp: {capacity_bps: 5000000, alpha: 0.3, beta: 0.2, "
+				    "gamma: 0.05, rtt_max_ms: 2000}\n"), &why), 0) << why;
+	const std::string s1 = "xcp: {port: sat, capacity_bps: 10000000}\n";
+	EXPECT_EQ(restart_diff(shaper(s1), shaper(s1), &why), 0) << why;
+	EXPECT_EQ(restart_diff(shaper(s1), shaper("xcp: {port: sat, capacity_bps: 10000000, "
+						  "shaper_queue: 64}\n"), &why), 1);
+	EXPECT_EQ(why, "xcp.shaper_queue changed");
+	EXPECT_EQ(restart_diff(shaper(s1), shaper("xcp: {port: sat, capacity_bps: 8000000}\n"),
+			       &why), 0) << why;
+}
+
 TEST(RestartDiff, SatlinkTerminalIdsAreRestartOnlyRulesAreNot)
 {
 	const std::string base = "  port: sat\n  forward_rate_bps: 20000000\n"

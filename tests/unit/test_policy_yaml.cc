@@ -208,6 +208,24 @@ expect_same_lift(const sgw_lift_policy &a, const sgw_lift_policy &b)
 }
 
 void
+expect_same_xcp(const sgw_xcp_policy &a, const sgw_xcp_policy &b)
+{
+	EXPECT_EQ(a.enabled, b.enabled);
+	if (!a.enabled || !b.enabled)
+		return;  /* a disabled section is not dumped: its keys do not survive */
+	EXPECT_EQ(a.protocol, b.protocol);
+	EXPECT_EQ(a.port, b.port);
+	EXPECT_EQ(a.capacity_bps, b.capacity_bps);
+	EXPECT_EQ(a.shaper_queue, b.shaper_queue);
+	EXPECT_EQ(a.alpha, b.alpha);  /* exact: the dump writes what reads back the same */
+	EXPECT_EQ(a.beta, b.beta);
+	EXPECT_EQ(a.gamma, b.gamma);
+	EXPECT_EQ(a.interval_min_us, b.interval_min_us);
+	EXPECT_EQ(a.interval_init_ms, b.interval_init_ms);
+	EXPECT_EQ(a.rtt_max_ms, b.rtt_max_ms);
+}
+
+void
 expect_same_policy(const sgw_policy &a, const sgw_policy &b)
 {
 	EXPECT_EQ(a.role, b.role);
@@ -294,6 +312,7 @@ expect_same_policy(const sgw_policy &a, const sgw_policy &b)
 	expect_same_link(a.emu, b.emu);
 	expect_same_satlink(a.satlink, b.satlink);
 	expect_same_lift(a.lift, b.lift);
+	expect_same_xcp(a.xcp, b.xcp);
 }
 
 /* Load text, dump it, load the dump: same policy, and the dump is a fixed point. */
@@ -873,7 +892,7 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 {
 	std::mt19937 rng(1234);
 	TmpDir tmp;
-	int n_satlink = 0, n_keys = 0, n_services = 0, n_lift = 0;
+	int n_satlink = 0, n_keys = 0, n_services = 0, n_lift = 0, n_xcp = 0;
 
 	for (int iter = 0; iter < 50; iter++) {
 		sgw_policy p;
@@ -1053,6 +1072,29 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 		p.xcp_proto = (uint8_t)(150 + rnd(50));
 		p.malformed = (sgw_malformed_policy)rnd(2);
 		p.default_action = rnd(2) ? SGW_ACT_FORWARD : SGW_ACT_DROP;
+		/* xcp: at satlink's port, or without satlink at a satellite port's shaper. */
+		if (rnd(2)) {
+			sgw_xcp_policy &xp = p.xcp;
+			xp.enabled = true;
+			xp.protocol = p.xcp_proto;
+			if (p.satlink.enabled) {
+				xp.port = p.satlink.port;
+				xp.capacity_bps = rnd(2) ? 1000 + rnd(1000000000) : 0;
+			} else {
+				xp.port = (int16_t)rnd(p.n_ports);
+				p.ports[xp.port].role = SGW_PORT_SATELLITE;
+				xp.capacity_bps = 1000 + rnd(1000000000);
+				xp.shaper_queue = 1 + rnd(65536);
+			}
+			/* Reals of every length: 1 to 17 significant digits. */
+			xp.alpha = std::max(1e-9, (double)rng() / 4294967296.0 * 0.55);
+			xp.beta = rnd(2) ? 0.226 : std::max(1e-9, (double)rng() / 4294967296.0);
+			xp.gamma = rnd(3) == 0 ? 0.0 : (double)rnd(1001) / 1000.0;
+			xp.rtt_max_ms = 1000 + rnd(59001);
+			xp.interval_init_ms = 1 + rnd(xp.rtt_max_ms);
+			xp.interval_min_us = 1 + rnd(std::min(1000000u, 1000 * xp.interval_init_ms));
+			n_xcp++;
+		}
 
 		SCOPED_TRACE("iteration " + std::to_string(iter));
 		expect_round_trip(p);
@@ -1062,6 +1104,7 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 	EXPECT_GE(n_satlink, 10);
 	EXPECT_GE(n_keys, 3);
 	EXPECT_GE(n_lift, 1);
+	EXPECT_GE(n_xcp, 10);
 	EXPECT_GE(n_services, 10);
 }
 
