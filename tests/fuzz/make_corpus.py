@@ -170,7 +170,7 @@ def parse_seeds():
         "ipv4-lift": eth / IP(src="10.10.0.1", dst="10.20.1.1", id=4, proto=253) /
         Raw(bytes(8) + b"lift"),
         "ipv4-xcp": eth / IP(src="10.10.0.1", dst="10.20.1.1", id=5, proto=254) /
-        Raw(bytes(16) + b"xcp"),
+        Raw(bytes(20) + b"xcp"),
         "ipv6-ext-chain-udp": eth / ip6 / IPv6ExtHdrHopByHop() /
         IPv6ExtHdrRouting(addresses=["2001:db8:2::1"]) / IPv6ExtHdrDestOpt() /
         UDP(sport=40002, dport=443) / pay,
