@@ -896,6 +896,8 @@ static const struct section sections[] = {
 	{ .key = "satlink", .load = load_satlink, .hint = &satlink_keyset },
 	/* Role hub only; after satlink, whose keys it needs. */
 	{ .key = "lift", .load = load_lift, .hint = &lift_keyset },
+	/* Roles hub and terminal; after satlink, which it needs. */
+	{ .key = "split", .load = load_split, .hint = &split_keyset },
 };
 
 const struct ynode *
