@@ -74,7 +74,7 @@ struct sp_worker {
 	uint32_t nstall;
 	uint32_t *term_conns;           /* per session */
 	uint64_t *term_relay;           /* per session: relay bytes */
-	uint16_t next_ch;               /* the next opener channel to try (odd) */
+	uint16_t next_ch;               /* the next opener channel to try (1..32767) */
 	uint32_t refuse_sess;           /* the session of the message being read (refusals) */
 	uint32_t drop_base;
 	uint64_t relay_used;            /* bytes of relay memory given to halves */
@@ -525,12 +525,14 @@ half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
 		bypass(x, f, why);
 		return 0;
 	}
-	/* An odd channel (openers at the hub will take even ones) not in use. */
-	for (n = 0; n < 32768u; n++) {
+	/*
+	 * A channel of the terminal's half of the space (1..32767; openers at
+	 * the hub take 32768..65535, docs/tcp-split.md) not in use, round robin
+	 * so a channel just closed is not reused at once. At most cap are in use.
+	 */
+	for (n = 0; n < 32767u; n++) {
 		ch = x->next_ch;
-		x->next_ch = (uint16_t)(x->next_ch + 2u);
-		if (x->next_ch < 2u)
-			x->next_ch = 1;
+		x->next_ch = x->next_ch >= 32767u ? 1 : (uint16_t)(x->next_ch + 1u);
 		if (ch_find(x, ch_key((uint32_t)sess, ch)) == NONE32)
 			break;
 	}
@@ -602,6 +604,22 @@ sgw_split_flow_input(struct sgw_worker *w, const struct sgw_snapshot *s, struct 
 	rte_pktmbuf_free(m);
 	half_out(x, o, &out);
 	return 1;
+}
+
+int
+sgw_split_flow_alive(const struct sgw_worker *w, uint32_t fp)
+{
+	const struct sp_worker *x = SPW(w);
+	const struct sgw_flow *f;
+	const struct sp_obj *o;
+
+	if (x == NULL || fp >= w->flows->cap)
+		return 0;
+	f = &w->flows->e[fp];
+	if (f->mech_stage != SGW_STAGE_SPLIT || f->mech >= x->pool.cap)
+		return 0;
+	o = sgw_pool_get(&x->pool, f->mech);
+	return o->sp.state != SGW_SPLIT_S_FREE && o->fpos == fp;
 }
 
 /* Where an acceptor's segments toward the server leave: the rule's next hop. */
@@ -840,7 +858,7 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	if ((uint64_t)cap * 2u * ring > sp->relay_worker_bytes)
 		cap = (uint32_t)(sp->relay_worker_bytes / (2u * (uint64_t)ring));
 	if (cap > 32767u)
-		cap = 32767u;  /* odd opener channels of one session */
+		cap = 32767u;  /* the terminal's opener channels of one session */
 	if (cap == 0) {
 		SGW_LOG(ERR, "split: relay_worker_bytes holds no connection");
 		return -1;

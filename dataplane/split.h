@@ -61,6 +61,9 @@ enum sgw_spd_ctr {
 int sgw_split_flow_input(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
 			 const struct sgw_pkt_meta *pm, int32_t fp, int32_t rule);
 
+/* Does flow fp belong to a live split half (its idle expiry must not remove it)? */
+int sgw_split_flow_alive(const struct sgw_worker *w, uint32_t fp);
+
 /* Counters, all workers (tests, reports). */
 uint64_t sgw_split_dp_ctr(const struct sgw_dp *dp, enum sgw_spd_ctr c);
 uint64_t sgw_split_dp_bypass(const struct sgw_dp *dp, enum sgw_spd_bypass b);

@@ -91,6 +91,10 @@ flow_burst(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *
 static void
 flow_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t obj, uint8_t timer)
 {
+	/* A live split half's flow is not idle: its TCP leg may be (split.c times it). */
+	if (timer == SGW_FLOW_T_IDLE && obj < w->flows->cap &&
+	    w->flows->e[obj].mech_stage == SGW_STAGE_SPLIT && sgw_split_flow_alive(w, obj))
+		w->flows->e[obj].last_ns = w->now_ns;
 	if (timer == SGW_FLOW_T_IDLE)
 		w->c.flows_expired +=
 			(uint64_t)sgw_flow_timer_expired(w->flows, w->tw, SGW_STAGE_FLOW, obj,

@@ -187,6 +187,7 @@ protected:
 	std::vector<Bytes> client_out, server_out;   /* IP packets the peers send */
 	std::vector<Bytes> at_server;                /* IP packets the hub sent toward the core */
 	bool server_listens = true;
+	uint8_t handshake = SGW_SPLIT_HS_END_TO_END;  /* the web rule's */
 
 	void SetUp() override
 	{
@@ -394,8 +395,10 @@ protected:
 			  0) << (errs.n ? errs.e[0].msg : "?") << "\n" << yaml;
 		/* The loader refuses `split` still: the rule named web becomes one here. */
 		for (uint32_t i = 0; i < pol.n_rules; i++)
-			if (strcmp(pol.rules[i].name, "web") == 0)
+			if (strcmp(pol.rules[i].name, "web") == 0) {
 				pol.rules[i].action = SGW_ACT_SPLIT;
+				pol.rules[i].split_handshake = handshake;
+			}
 		int rc = sgw_dp_init(dp, &pol, 1, lcores, false, inst.c_str());
 		up = true;
 		ASSERT_EQ(rc, 0);
@@ -500,6 +503,8 @@ protected:
 		ASSERT_EQ(p.state, SGW_ARQ_UP) << "satlink session not up";
 	}
 
+	void BothWays();
+
 	bool Bytewise(const Bytes &got, uint32_t seed, uint64_t n)
 	{
 		if (got.size() != n)
@@ -515,7 +520,8 @@ protected:
  * The whole slice: SYN at the terminal's LAN, the hub's SYN toward the server
  * with the client's address and port, data both ways byte-exact, FIN both ways.
  */
-TEST_F(SplitStage, TransparentSplitCarriesBothWaysByteExact)
+void
+SplitStage::BothWays()
 {
 	start();
 	session_up();
@@ -546,6 +552,20 @@ TEST_F(SplitStage, TransparentSplitCarriesBothWaysByteExact)
 	run_until(now + 70000000000ull, 5000000);
 	EXPECT_EQ(sgw_split_dp_open(term.get()), 0u);
 	EXPECT_EQ(sgw_split_dp_open(hub.get()), 0u);
+	EXPECT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_CLOSED), 1u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_CLOSED), 1u);
+}
+
+TEST_F(SplitStage, TransparentSplitCarriesBothWaysByteExact)
+{
+	BothWays();
+}
+
+/* The same with the terminal answering the SYN at once (handshake: spoofed). */
+TEST_F(SplitStage, SpoofedHandshakeCarriesBothWaysByteExact)
+{
+	handshake = SGW_SPLIT_HS_SPOOFED;
+	BothWays();
 }
 
 /* A connection no split rule selects is forwarded as before: the same IP packet. */
