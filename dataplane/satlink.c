@@ -822,6 +822,9 @@ event(struct sgw_worker *w, struct sgw_sl_sess *ss, uint8_t code)
 	if (code < RTE_DIM(what) && what[code] != NULL)
 		SGW_LOG(NOTICE, "satlink '%s' (terminal %u, worker %u): %s, peer epoch %u",
 			ss->name, ss->term_id, w->idx, what[code], sgw_arq_peer_epoch(ss->arq));
+	/* The streams on the session's channels are gone with the peer's state. */
+	if (code == SGW_ARQ_EV_PEER_RESTART && SL(w->dp)->sess_restart != NULL)
+		SL(w->dp)->sess_restart(w, (uint32_t)(ss - SL(w->dp)->sess));
 }
 
 /*

@@ -135,6 +135,11 @@ struct sgw_sl {
 	 */
 	void (*chan_rx)(struct sgw_worker *w, uint32_t sess, uint16_t channel,
 			struct rte_mbuf *m);
+	/*
+	 * The same upper layer: session sess's peer restarted (a new epoch; what
+	 * the session held was released), on its owner worker. NULL: nothing.
+	 */
+	void (*sess_restart)(struct sgw_worker *w, uint32_t sess);
 };
 
 #define SGW_SL_AUTH_FLAG_NAME "sgw_satlink_auth"

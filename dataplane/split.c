@@ -104,7 +104,7 @@ static const char *const sp_cons_names[SP_CONS__COUNT] = { "split_segs_consumed"
 
 static const char *const sp_ctr_names[SGW_SPD__COUNT] = {
 	"opened", "accepted", "closed", "refused", "late_msgs", "no_mbuf", "timer_full",
-	"relay_bytes_max",
+	"relay_bytes_max", "aborted_restart",
 };
 static const char *const sp_byp_names[SGW_SPD_BYP__COUNT] = {
 	"bypassed_not_syn", "bypassed_ipv6", "bypassed_fragment", "bypassed_no_session",
@@ -765,6 +765,34 @@ split_chan_rx(struct sgw_worker *w, uint32_t sess, uint16_t ch, struct rte_mbuf 
 	rte_pktmbuf_free(m);
 }
 
+/*
+ * satlink: the peer of session sess restarted. Every half on it is given up:
+ * RST to its local peer (sgw_split_abort), never a stream that silently lost
+ * bytes.
+ */
+static void
+split_sess_restart(struct sgw_worker *w, uint32_t sess)
+{
+	struct sp_worker *x = SPW(w);
+	uint32_t k;
+
+	if (x == NULL)
+		return;
+	x->s = __atomic_load_n(&w->dp->snap, __ATOMIC_ACQUIRE);
+	for (k = 0; k < x->pool.cap; k++) {
+		struct sp_obj *o = sgw_pool_get(&x->pool, k);
+		struct sgw_split_out out;
+
+		if (x->pool.next[k] != NONE32 - 1u || o->sp.state == SGW_SPLIT_S_FREE ||
+		    o->sess != sess)
+			continue;
+		x->ctr[SGW_SPD_ABORTED_RESTART]++;
+		sgw_split_abort(&x->env, &o->sp, w->now_ns, 0, &out);
+		/* Whatever the abort asked, the half goes now (its timers with it). */
+		half_free(x, o);
+	}
+}
+
 static void
 split_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t obj, uint8_t timer)
 {
@@ -930,6 +958,7 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		sgw_tcp_stack_set_secret(&x->st, key);
 	}
 	sl->chan_rx = split_chan_rx;
+	sl->sess_restart = split_sess_restart;
 	SGW_LOG(INFO, "split: on, %u connections per worker, relays of %u bytes (rings %u)",
 		cap, sp->relay_connection_bytes, ring);
 	return 1;
@@ -968,8 +997,10 @@ split_fini(struct sgw_dp *dp)
 	struct sgw_sl *sl = sgw_sl_of(dp);
 	uint32_t i;
 
-	if (sl != NULL && sl->chan_rx == split_chan_rx)
+	if (sl != NULL && sl->chan_rx == split_chan_rx) {
 		sl->chan_rx = NULL;
+		sl->sess_restart = NULL;
+	}
 	for (i = 0; i < dp->n_workers; i++) {
 		struct sgw_worker *w = dp->workers[i];
 		struct sp_worker *x;

@@ -50,6 +50,7 @@ enum sgw_spd_ctr {
 					 * by the TCP leg / the stream) */
 	SGW_SPD_TIMER_FULL,             /* a half's timer could not be armed: aborted */
 	SGW_SPD_RELAY_MAX,              /* gauge: relay bytes in use, high-water (a worker) */
+	SGW_SPD_ABORTED_RESTART,        /* halves given up: their satlink peer restarted */
 	SGW_SPD__COUNT
 };
 

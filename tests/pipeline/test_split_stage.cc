@@ -177,6 +177,10 @@ protected:
 	RingPort terr, hsat, tsat, lan;
 	std::unique_ptr<sgw_dp> hub{new sgw_dp()}, term{new sgw_dp()};
 	bool hub_up = false, term_up = false;
+	/* A terminal replaced by a restarted one (restart_terminal): finished last. */
+	RingPort tsat_old, lan_old;
+	std::unique_ptr<sgw_dp> term_old;
+	bool term_old_up = false;
 	uint64_t now = 0;
 	uint64_t delay_ns = 50000000;   /* one way on the satellite link */
 	std::deque<InFlight> fwd, ret;
@@ -218,10 +222,22 @@ protected:
 			sgw_dp_drain(term.get());
 			sgwtest::expect_accounted(term.get(), true, "terminal");
 		}
+		if (term_old_up) {
+			sgwtest::expect_accounted(term_old.get(), false, "restarted terminal");
+			sgw_dp_drain(term_old.get());
+			sgwtest::expect_accounted(term_old.get(), true, "restarted terminal");
+		}
 		terr.free_all();
 		hsat.free_all();
 		tsat.free_all();
 		lan.free_all();
+		if (term_old != nullptr) {
+			tsat_old.free_all();
+			lan_old.free_all();
+		}
+		if (term_old_up) {
+			EXPECT_EQ(sgw_dp_fini(term_old.get()), 0u) << "old terminal mbufs";
+		}
 		if (hub_up) {
 			EXPECT_EQ(sgw_dp_fini(hub.get()), 0u) << "hub mbufs not returned";
 		}
@@ -505,6 +521,22 @@ protected:
 
 	void BothWays();
 
+	/* The terminal restarts: a new dataplane (a new epoch) on new ports. */
+	void restart_terminal()
+	{
+		tsat_old = tsat;
+		lan_old = lan;
+		term_old = std::move(term);
+		term_old_up = term_up;
+		term_up = false;
+		int n = ++g_seq;
+		tsat.make("sps" + std::to_string(n), 16384);
+		lan.make("spl" + std::to_string(n), 16384);
+		term.reset(new sgw_dp());
+		memset(term.get(), 0, sizeof(*term));
+		start_one(term.get(), term_yaml(), "spt" + std::to_string(n), term_up);
+	}
+
 	bool Bytewise(const Bytes &got, uint32_t seed, uint64_t n)
 	{
 		if (got.size() != n)
@@ -635,6 +667,31 @@ TEST_F(SplitStage, PoolExhaustedBypassesAndCounts)
 	for (size_t i = before; i < at_server.size(); i++)
 		found = found || at_server[i] == syn2;
 	EXPECT_TRUE(found) << "the bypassed SYN left the hub unchanged";
+}
+
+/*
+ * A terminal restart mid-transfer ends the hub's half in an RST to the
+ * server (satlink's peer restart aborts every half of the session), never in
+ * a stream that silently lost bytes.
+ */
+TEST_F(SplitStage, TerminalRestartEndsInRstToTheServer)
+{
+	start();
+	session_up();
+	server.to_send = 1ull << 40;
+	ClientConnect(40000, 1ull << 40);
+	run_until(now + 2000000000ull);
+	ASSERT_EQ(sgw_split_dp_open(hub.get()), 1u);
+	ASSERT_GT(server.rx.size(), 10000u);
+	ASSERT_EQ(server.c.state, SGW_TCP_ESTABLISHED);
+	/* A new epoch: satlink's init waits for the next second of the clock. */
+	restart_terminal();
+	client.open = false;  /* the client's host went with it (its LAN is new) */
+	run_until(now + 3000000000ull);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_ABORTED_RESTART), 1u);
+	EXPECT_EQ(sgw_split_dp_open(hub.get()), 0u);
+	EXPECT_TRUE(server.events & SGW_TCP_EV_RESET) << "the server got an RST";
+	EXPECT_EQ(server.c.state, SGW_TCP_CLOSED);
 }
 
 }  // namespace
