@@ -442,6 +442,13 @@ half_alloc(struct sp_worker *x, uint32_t sess, struct sgw_split_bufs *b, int *wh
 	return o;
 }
 
+/* PETRA and ACKRES need the half's own control; RWND is the lib's default. */
+static struct sgw_rwc *
+rwc_of(const struct sgw_snapshot *s, struct sp_obj *o)
+{
+	return s->pol.split.rwnd != SGW_SPLIT_RWND_RWND ? &o->rwc : NULL;
+}
+
 static void
 bypass(struct sp_worker *x, struct sgw_flow *f, int why)
 {
@@ -550,8 +557,8 @@ half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
 	x->refuse_sess = (uint32_t)sess;
 	if (sgw_split_open(&x->env, &o->sp, w->now_ns, &a, &seg,
 			   s->pol.rules[rule].split_handshake == SGW_SPLIT_HS_SPOOFED ?
-			   SGW_SPLIT_SPOOFED : SGW_SPLIT_END_TO_END, ch, iss, &b,
-			   s->pol.split.rwnd != SGW_SPLIT_RWND_RWND ? &o->rwc : NULL, &out) != 0) {
+			   SGW_SPLIT_SPOOFED : SGW_SPLIT_END_TO_END, ch, iss, &b, rwc_of(s, o),
+			   &out) != 0) {
 		o->fpos = NONE32;
 		half_free(x, o);
 		x->ctr[SGW_SPD_CLOSED]--;
@@ -716,8 +723,8 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 		return;
 	}
 	iss = sgw_tcp_isn(&x->st, msg->saddr, msg->daddr, 4, msg->sport, msg->dport, w->now_ns);
-	if (sgw_split_accept(&x->env, &o->sp, w->now_ns, msg, ch, iss, &b,
-			     s->pol.split.rwnd != SGW_SPLIT_RWND_RWND ? &o->rwc : NULL, &out) != 0) {
+	if (sgw_split_accept(&x->env, &o->sp, w->now_ns, msg, ch, iss, &b, rwc_of(s, o),
+			     &out) != 0) {
 		half_free(x, o);
 		x->ctr[SGW_SPD_CLOSED]--;
 		x->ctr[SGW_SPD_REFUSED]++;
@@ -921,7 +928,8 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		struct sp_worker *x;
 		uint32_t k;
 
-		x = rte_zmalloc_socket("sgw_split_worker", sizeof(*x), RTE_CACHE_LINE_SIZE, socket);
+		x = rte_zmalloc_socket("sgw_split_worker", sizeof(*x), RTE_CACHE_LINE_SIZE,
+				       socket);
 		if (x == NULL)
 			goto fail;
 		dp->workers[i]->sctx[SGW_STAGE_SPLIT] = x;
@@ -929,7 +937,8 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		x->drop_base = sgw_stage_drop_base(SGW_STAGE_SPLIT);
 		x->ring = ring;
 		x->next_ch = 1;
-		x->pool_mem = rte_malloc_socket("sgw_split_pool", psz, RTE_CACHE_LINE_SIZE, socket);
+		x->pool_mem = rte_malloc_socket("sgw_split_pool", psz, RTE_CACHE_LINE_SIZE,
+						socket);
 		x->relay_mem = rte_malloc_socket("sgw_split_relay", (size_t)cap * 2u * ring,
 						 RTE_CACHE_LINE_SIZE, socket);
 		x->chmap = rte_malloc_socket("sgw_split_ch", sizeof(*x->chmap) * chsz,
@@ -1107,7 +1116,8 @@ split_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void *ctx)
 	fn(ctx, "connections_open", sgw_split_dp_open(dp));
 	for (i = 0; i < dp->n_workers; i++)
 		if (dp->workers[i] != NULL && SPW(dp->workers[i]) != NULL)
-			relay += __atomic_load_n(&SPW(dp->workers[i])->relay_used, __ATOMIC_RELAXED);
+			relay += __atomic_load_n(&SPW(dp->workers[i])->relay_used,
+						 __ATOMIC_RELAXED);
 	fn(ctx, "relay_bytes", relay);
 	for (k = 0; k < SGW_SPD__COUNT; k++)
 		fn(ctx, sp_ctr_names[k], sgw_split_dp_ctr(dp, (enum sgw_spd_ctr)k));

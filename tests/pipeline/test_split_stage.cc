@@ -18,6 +18,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -286,7 +287,7 @@ protected:
 		}
 		if (!p.shut && p.to_send == p.appended && p.acked == p.to_send &&
 		    (p.is_client || (p.events & SGW_TCP_EV_PEER_FIN))) {
-			/* The client closes once all it sent is acked; the server after the client. */
+			/* The client closes once all it sent is acked; the server after it. */
 			p.shut = true;
 			sgw_tcp_out o;
 			sgw_tcp_out_reset(&o);
@@ -356,17 +357,19 @@ protected:
 
 	std::string satlink(const std::string &extra) const
 	{
-		return "satlink: {port: sat, forward_rate_bps: 20000000, return_rate_bps: 20000000, "
-		       "rtt_ms: 110" + extra + "}\n";
+		return "satlink: {port: sat, forward_rate_bps: 20000000, "
+		       "return_rate_bps: 20000000, rtt_ms: 110" + extra + "}\n";
 	}
 
 	std::string hub_yaml()
 	{
 		return "version: 1\nrole: hub\nports:\n"
-		       "  - {name: terr, device: " + terr.name + ", role: terrestrial, peer: sat}\n"
+		       "  - {name: terr, device: " + terr.name +
+		       ", role: terrestrial, peer: sat}\n"
 		       "  - {name: sat, device: " + hsat.name + ", role: satellite, peer: terr}\n"
 		       "next_hops:\n"
-		       "  - {name: to-term, port: sat, mac: \"" + std::string(TERM_SAT_MAC) + "\"}\n"
+		       "  - {name: to-term, port: sat, mac: \"" + std::string(TERM_SAT_MAC) +
+		       "\"}\n"
 		       "  - {name: to-fh, port: terr, mac: \"02:00:00:00:01:01\"}\n"
 		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24]}\n"
 		       "rules:\n"
@@ -407,8 +410,9 @@ protected:
 		char err[256] = "";
 		unsigned int lcores[2] = {0, 1};
 
-		ASSERT_EQ(sgw_policy_load_buffer("test.yaml", yaml.data(), yaml.size(), &pol, &errs),
-			  0) << (errs.n ? errs.e[0].msg : "?") << "\n" << yaml;
+		ASSERT_EQ(sgw_policy_load_buffer("test.yaml", yaml.data(), yaml.size(), &pol,
+						 &errs), 0)
+			<< (errs.n ? errs.e[0].msg : "?") << "\n" << yaml;
 		/* The loader refuses `split` still: the rule named web becomes one here. */
 		for (uint32_t i = 0; i < pol.n_rules; i++)
 			if (strcmp(pol.rules[i].name, "web") == 0) {
@@ -473,7 +477,8 @@ protected:
 			if (b.size() < 34 || b[12] != 0x08 || b[13] != 0x00)
 				continue;
 			uint16_t tot = uint16_t(b[16] << 8 | b[17]);
-			out.emplace_back(b.begin() + 14, b.begin() + 14 + std::min<size_t>(tot, b.size() - 14));
+			size_t n = std::min<size_t>(tot, b.size() - 14);
+			out.emplace_back(b.begin() + 14, b.begin() + 14 + long(n));
 		}
 		return out;
 	}

@@ -127,7 +127,8 @@ TEST(PolicySplit, ErrorsAtLineAndColumn)
 		{ "split:\n  relay_connection_bytes: 8192\n",
 		  "t.yaml:13:27: 'open_credit' 65536 exceeds 'relay_connection_bytes' (8192)" },
 		{ "split:\n  threshold_bytes: 1000\n",
-		  "t.yaml:13:3: 'threshold_bytes' is used by 'rwnd: petra' and 'rwnd: ackres' only" },
+		  "t.yaml:13:3: 'threshold_bytes' is used by 'rwnd: petra' and 'rwnd: ackres' "
+		  "only" },
 		{ "split:\n  rwnd: ackres\n  threshold_bytes: 262144\n",
 		  "t.yaml:14:20: 'threshold_bytes' 262144 must be below 'relay_connection_bytes' "
 		  "(262144)" },
