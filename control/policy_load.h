@@ -256,4 +256,11 @@ extern const struct keyset xcp_keyset;
 
 section_load_fn load_xcp;
 
+/* policy_split.c: split (roles hub and terminal, the TCP split) and a rule's split keys. */
+extern const struct keyset split_keyset;
+section_load_fn load_split;
+/* After the rule's action: act is the action's value (NULL: none). */
+void load_rule_split(struct ld *ld, struct sgw_rule *r, const struct ynode *hs_key,
+		     const struct ynode *hs_val, const struct ynode *act);
+
 #endif /* SGW_POLICY_LOAD_H */

@@ -425,13 +425,14 @@ out:
 
 /* ---------------------------------------------------------------- rules */
 
-enum { RK_NAME, RK_MATCH, RK_ACTION, RK_NEXT_HOP, RK_SATLINK };
+enum { RK_NAME, RK_MATCH, RK_ACTION, RK_NEXT_HOP, RK_SATLINK, RK_HANDSHAKE };
 static const struct keyspec rule_keys[] = {
 	[RK_NAME] = { "name", true },
 	[RK_MATCH] = { "match", false },
 	[RK_ACTION] = { "action", true },
 	[RK_NEXT_HOP] = { "next_hop", false },
 	[RK_SATLINK] = { "satlink", false },  /* a service; needs the satlink section */
+	[RK_HANDSHAKE] = { "handshake", false },  /* action split (policy_split.c) */
 };
 
 enum {
@@ -636,6 +637,7 @@ load_rules(struct ld *ld, const struct ynode *key, const struct ynode *v)
 				ERR(ld, vals[RK_ACTION], "action '%s' is not built yet in this "
 				    "version of satgw", action_names[en]);
 		}
+		load_rule_split(ld, r, keys[RK_HANDSHAKE], vals[RK_HANDSHAKE], vals[RK_ACTION]);
 		if (vals[RK_NEXT_HOP]) {
 			idx = resolve(ld, &ld->nhops, vals[RK_NEXT_HOP], "next_hop", "next_hop");
 			if (idx >= 0 && idx < SGW_MAX_NEXT_HOPS)

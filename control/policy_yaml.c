@@ -898,6 +898,8 @@ static const struct section sections[] = {
 	{ .key = "lift", .load = load_lift, .hint = &lift_keyset },
 	/* Roles hub and terminal, after satlink (its queue). */
 	{ .key = "xcp", .load = load_xcp, .hint = &xcp_keyset },
+	/* Roles hub and terminal; after satlink, which it needs. */
+	{ .key = "split", .load = load_split, .hint = &split_keyset },
 };
 
 const struct ynode *

@@ -144,6 +144,7 @@ static const char *const sl_cons_names[SGW_SL_CONS__COUNT] = {
 	[SGW_SL_CONS_CTRL_READ] = "satlink_ctrl_frames_read",
 	[SGW_SL_CONS_MERGED] = "satlink_fragments_merged",
 	[SGW_SL_CONS_DUPS] = "satlink_duplicates",
+	[SGW_SL_CONS_CHANNEL] = "satlink_channel_msgs_delivered",
 };
 
 int
@@ -180,6 +181,9 @@ lose(struct sgw_worker *w, enum sgw_sld_ctr why, struct rte_mbuf *m)
 #define SL_H_RELIABLE UINT16_MAX
 #define SL_H_DATAGRAM (UINT16_MAX - 1)
 _Static_assert(RTE_MAX_ETHPORTS < SL_H_DATAGRAM, "port ids must not look like handle marks");
+/* In the feed queue only: a message of channel m->vlan_tci (sgw_sl_send_channel). */
+#define SL_H_CHANNEL (UINT16_MAX - 2)
+_Static_assert(RTE_MAX_ETHPORTS < SL_H_CHANNEL, "port ids must not look like channel marks");
 
 /* ------------------------------------------------------------------ setup */
 
@@ -676,6 +680,7 @@ pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 	while (!sgw_ring_empty(&ss->fqr)) {
 		struct sgw_arq_out *out;
 		struct rte_mbuf *m;
+		uint16_t ch;
 		int rc;
 
 		if (sgw_ring_count(&ss->pqr) >= ss->pq_low) {
@@ -688,8 +693,9 @@ pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 		if (out == NULL)
 			break;  /* the re-inject queue first: later */
 		m = ss->fq[sgw_ring_head(&ss->fqr)];
+		ch = m->port == SL_H_CHANNEL ? m->vlan_tci : 0;
 		m->port = SL_H_RELIABLE;
-		rc = sgw_arq_send(ss->arq, w->now_ns, 0, (uint64_t)(uintptr_t)m,
+		rc = sgw_arq_send(ss->arq, w->now_ns, ch, (uint64_t)(uintptr_t)m,
 				  rte_pktmbuf_pkt_len(m), 0, out);
 
 		if (rc == -ENOBUFS || rc == -EAGAIN) {
@@ -748,7 +754,7 @@ deliver_run(struct sgw_worker *w, struct sgw_sl *sl, struct sgw_sl_sess *ss,
 
 	/* n fragments make one packet: n - 1 merge into the first, whatever becomes of it. */
 	SLW(w)->cons[SGW_SL_CONS_MERGED] += n - 1;
-	if (a[0].channel != 0) {
+	if (a[0].channel != 0 && sl->chan_rx == NULL) {
 		lost(w, SGW_SLD_DELIVER_OTHER_CHANNEL, 1);
 		free_run(a, n);
 		return;
@@ -768,6 +774,17 @@ deliver_run(struct sgw_worker *w, struct sgw_sl *sl, struct sgw_sl_sess *ss,
 			free_run(a + i, n - i);
 			return;
 		}
+	}
+	if (a[0].channel != 0) {
+		/* A stream message: its upper layer takes it, one segment. */
+		if (head->nb_segs > 1 && rte_pktmbuf_linearize(head) != 0) {
+			lose(w, SGW_SLD_DELIVER_CHAIN_FAIL, head);
+			return;
+		}
+		SLW(w)->cons[SGW_SL_CONS_CHANNEL]++;
+		head->ol_flags = 0;
+		sl->chan_rx(w, (uint32_t)(ss - sl->sess), a[0].channel, head);
+		return;
 	}
 	ver = *rte_pktmbuf_mtod(head, uint8_t *) >> 4;
 	eh = (struct rte_ether_hdr *)rte_pktmbuf_prepend(head, RTE_ETHER_HDR_LEN);
@@ -805,6 +822,9 @@ event(struct sgw_worker *w, struct sgw_sl_sess *ss, uint8_t code)
 	if (code < RTE_DIM(what) && what[code] != NULL)
 		SGW_LOG(NOTICE, "satlink '%s' (terminal %u, worker %u): %s, peer epoch %u",
 			ss->name, ss->term_id, w->idx, what[code], sgw_arq_peer_epoch(ss->arq));
+	/* The streams on the session's channels are gone with the peer's state. */
+	if (code == SGW_ARQ_EV_PEER_RESTART && SL(w->dp)->sess_restart != NULL)
+		SL(w->dp)->sess_restart(w, (uint32_t)(ss - SL(w->dp)->sess));
 }
 
 /*
@@ -1607,6 +1627,52 @@ sl_account(const struct sgw_dp *dp, uint64_t *orig, uint64_t *cons)
 		for (k = 0; k < SGW_SL_CONS__COUNT; k++)
 			cons[k] += __atomic_load_n(&x->cons[k], __ATOMIC_RELAXED);
 	}
+}
+
+/* ------------------------------------------------ channels other than 0 */
+
+int32_t
+sgw_sl_sess_of_term(const struct sgw_snapshot *s, int32_t term)
+{
+	const int32_t *sess_of_term = s->sdata[SGW_STAGE_SATLINK];
+
+	if (sess_of_term == NULL || term < 0 || (uint32_t)term >= s->pol.n_terminals)
+		return -1;
+	return sess_of_term[term];
+}
+
+uint32_t
+sgw_sl_channel_room(const struct sgw_worker *w, uint32_t sess)
+{
+	const struct sgw_sl *sl = SL(w->dp);
+	const struct sgw_sl_sess *ss;
+
+	if (sl == NULL || sess >= sl->n_sess)
+		return 0;
+	ss = &sl->sess[sess];
+	if (ss->owner != w->idx)
+		return 0;
+	return sgw_ring_room(&ss->fqr);
+}
+
+int
+sgw_sl_send_channel(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t sess,
+		    uint16_t channel, struct rte_mbuf *m)
+{
+	struct sgw_sl *sl = SL(w->dp);
+	struct sgw_sl_sess *ss;
+
+	if (sl == NULL || sess >= sl->n_sess || channel == 0 || m == NULL)
+		return -1;
+	ss = &sl->sess[sess];
+	if (ss->owner != w->idx || sgw_ring_full(&ss->fqr))
+		return -1;
+	/* pace() reads the channel back when it hands the message to the ARQ. */
+	m->port = SL_H_CHANNEL;
+	m->vlan_tci = channel;
+	ss->fq[sgw_ring_push(&ss->fqr)] = m;
+	touch(w, s, ss, sess);
+	return 0;
 }
 
 const struct sgw_stage_ops sgw_stage_satlink = {

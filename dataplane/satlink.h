@@ -127,6 +127,19 @@ struct sgw_sl {
 	 * act only on such packets (LIFT) test it with pidx == the satlink port.
 	 */
 	uint64_t auth_flag;
+	/*
+	 * The upper layer of the channels other than 0 (the TCP split's
+	 * streams), set by its stage's init: it owns m (the message alone, no
+	 * Ethernet header, one segment) from the call on. NULL: such deliveries
+	 * are counted deliver_other_channel and freed.
+	 */
+	void (*chan_rx)(struct sgw_worker *w, uint32_t sess, uint16_t channel,
+			struct rte_mbuf *m);
+	/*
+	 * The same upper layer: session sess's peer restarted (a new epoch; what
+	 * the session held was released), on its owner worker. NULL: nothing.
+	 */
+	void (*sess_restart)(struct sgw_worker *w, uint32_t sess);
 };
 
 #define SGW_SL_AUTH_FLAG_NAME "sgw_satlink_auth"
@@ -145,6 +158,7 @@ enum sgw_sl_cons {
 	SGW_SL_CONS_CTRL_READ,          /* control frames received and taken by the session */
 	SGW_SL_CONS_MERGED,             /* received fragments merged into their packet's first */
 	SGW_SL_CONS_DUPS,               /* received DATA frames the session already had */
+	SGW_SL_CONS_CHANNEL,            /* messages of channels != 0 handed to chan_rx */
 	SGW_SL_CONS__COUNT
 };
 
@@ -205,6 +219,21 @@ uint64_t sgw_sl_held(const struct sgw_dp *dp);
  * thread only, or with the workers stopped). Walks both queues.
  */
 uint64_t sgw_sl_queued_bytes(const struct sgw_dp *dp, uint32_t sess);
+
+/*
+ * Channels other than 0 (the TCP split's streams): message bytes on the
+ * reliable service of session sess, on channel (1..65535). m holds the
+ * message alone (one segment, no Ethernet header); the session's feed queue
+ * takes it and the ARQ carries it like a reliable packet (released once
+ * acknowledged: consumed as satlink_pkts_carried). 0 taken; -1 not taken,
+ * the caller keeps m (not this worker's session, channel 0, queue full).
+ */
+int sgw_sl_send_channel(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t sess,
+			uint16_t channel, struct rte_mbuf *m);
+/* Messages the session's feed queue takes now (0: none, or not this worker's). */
+uint32_t sgw_sl_channel_room(const struct sgw_worker *w, uint32_t sess);
+/* The session of terminal index term in snapshot s (-1: none). */
+int32_t sgw_sl_sess_of_term(const struct sgw_snapshot *s, int32_t term);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,7 @@ extern const struct sgw_stage_ops sgw_stage_malformed;
 extern const struct sgw_stage_ops sgw_stage_satlink;
 extern const struct sgw_stage_ops sgw_stage_lift;
 extern const struct sgw_stage_ops sgw_stage_xcp;
+extern const struct sgw_stage_ops sgw_stage_split;
 
 const struct sgw_stage_ops *const sgw_stages[SGW_STAGE__COUNT] = {
 	[SGW_STAGE_FLOW] = &sgw_stage_flow,
@@ -29,6 +30,7 @@ const struct sgw_stage_ops *const sgw_stages[SGW_STAGE__COUNT] = {
 	[SGW_STAGE_SATLINK] = &sgw_stage_satlink,
 	[SGW_STAGE_LIFT] = &sgw_stage_lift,
 	[SGW_STAGE_XCP] = &sgw_stage_xcp,
+	[SGW_STAGE_SPLIT] = &sgw_stage_split,
 };
 
 void

@@ -42,6 +42,7 @@ enum sgw_stage_id {
 	SGW_STAGE_SATLINK,      /* satlink frames; packets leaving by the satlink port */
 	SGW_STAGE_LIFT,         /* BS-LIFT (hub): LIFT; notes ESP, then the flow stage (lift.c) */
 	SGW_STAGE_XCP,          /* XCP: class xcp; before satlink's action on its port (xcp.c) */
+	SGW_STAGE_SPLIT,        /* TCP split: the flows a split rule selects (split.c) */
 	SGW_STAGE__COUNT
 };
 

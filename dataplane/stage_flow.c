@@ -12,6 +12,7 @@
 #include "emit.h"
 #include "flow_table.h"
 #include "sgw_dp.h"
+#include "split.h"
 #include "stage.h"
 
 #define RULE_UNKNOWN (-2)
@@ -77,6 +78,12 @@ flow_burst(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *
 			*cached = sgw_rule_for(s, &pm->info, pm->pidx, pm->term);
 			f->rule_dscp[d] = pm->info.dscp;
 		}
+		/* The split takes its flows' segments, and a split rule's new flows. */
+		if (w->sctx[SGW_STAGE_SPLIT] != NULL && pm->info.cls == SGW_CLASS_TCP &&
+		    (f->mech_stage == SGW_STAGE_SPLIT ||
+		     (*cached >= 0 && s->pol.rules[*cached].action == SGW_ACT_SPLIT)) &&
+		    sgw_split_flow_input(w, s, m[i], pm, fp, *cached))
+			continue;
 		sgw_emit(w, s, m[i], pm->pidx, &pm->info, pm->term, *cached);
 	}
 }
@@ -84,6 +91,10 @@ flow_burst(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *
 static void
 flow_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t obj, uint8_t timer)
 {
+	/* A live split half's flow is not idle: its TCP leg may be (split.c times it). */
+	if (timer == SGW_FLOW_T_IDLE && obj < w->flows->cap &&
+	    w->flows->e[obj].mech_stage == SGW_STAGE_SPLIT && sgw_split_flow_alive(w, obj))
+		w->flows->e[obj].last_ns = w->now_ns;
 	if (timer == SGW_FLOW_T_IDLE)
 		w->c.flows_expired +=
 			(uint64_t)sgw_flow_timer_expired(w->flows, w->tw, SGW_STAGE_FLOW, obj,

@@ -72,6 +72,13 @@ sgw_policy_init_defaults(struct sgw_policy *p)
 		p->xcp.port = -1;
 		p->xcp.shaper_queue = 1024;
 	}
+	p->split.relay_connection_bytes = 262144;
+	p->split.relay_terminal_bytes = (uint64_t)16 << 20;
+	p->split.relay_worker_bytes = (uint64_t)256 << 20;
+	p->split.max_connections_worker = 16384;
+	p->split.max_connections_terminal = 1024;
+	p->split.idle_timeout_ms = 600000;
+	p->split.open_credit = 65536;
 }
 
 void
@@ -500,4 +507,20 @@ sgw_rules_lookup(const struct sgw_policy *p, const struct sgw_match_key *k)
 		if (sgw_rule_matches(&p->rules[i], k))
 			return (int32_t)i;
 	return -1;
+}
+
+const char *
+sgw_split_handshake_name(unsigned int hs)
+{
+	static const char *const names[SGW_SPLIT_HS__COUNT] = { "end-to-end", "spoofed" };
+
+	return hs < SGW_SPLIT_HS__COUNT ? names[hs] : "?";
+}
+
+const char *
+sgw_split_rwnd_name(unsigned int scheme)
+{
+	static const char *const names[SGW_SPLIT_RWND__COUNT] = { "rwnd", "petra", "ackres" };
+
+	return scheme < SGW_SPLIT_RWND__COUNT ? names[scheme] : "?";
 }

@@ -119,6 +119,7 @@ struct sgw_rule {
 	enum sgw_action action;
 	int16_t next_hop;   /* index into next_hops; -1 = the input port's peer, no MAC rewrite */
 	enum sgw_sl_service sl_service; /* satlink service when it leaves by the satlink port */
+	uint8_t split_handshake;  /* action split: enum sgw_split_handshake (end-to-end) */
 };
 
 enum sgw_malformed_policy {
@@ -228,6 +229,38 @@ struct sgw_xcp_policy {
 	uint32_t shaper_queue;      /* packets the shaper holds at most: 1024 */
 };
 
+/*
+ * roles hub and terminal: the TCP split (issue 10, docs/tcp-split.md), the
+ * `split:` section and the rules with action split. The relay memory bounds
+ * and connection caps are per worker (and per terminal) so that one terminal
+ * or a SYN flood fills bounded state and then bypasses.
+ */
+enum sgw_split_handshake {
+	SGW_SPLIT_HS_END_TO_END = 0, /* the client is answered once the server answered */
+	SGW_SPLIT_HS_SPOOFED,        /* the terminal answers the SYN at once */
+	SGW_SPLIT_HS__COUNT
+};
+
+enum sgw_split_rwnd_policy {
+	SGW_SPLIT_RWND_RWND = 0,     /* window = relay free space, anti-freeze (seed 003) */
+	SGW_SPLIT_RWND_PETRA,        /* withhold ACKs above threshold_bytes */
+	SGW_SPLIT_RWND_ACKRES,       /* PETRA + one ACK before the sender's RTO */
+	SGW_SPLIT_RWND__COUNT
+};
+
+struct sgw_split_policy {
+	bool present;                /* the section is present */
+	uint8_t rwnd;                /* enum sgw_split_rwnd_policy: rwnd */
+	uint32_t relay_connection_bytes; /* per connection and direction: 262144 */
+	uint64_t relay_terminal_bytes;   /* all of one terminal's connections: 16 MiB */
+	uint64_t relay_worker_bytes;     /* all of one worker's connections: 256 MiB */
+	uint32_t max_connections_worker;   /* split halves per worker: 16384 */
+	uint32_t max_connections_terminal; /* per terminal: 1024 */
+	uint32_t idle_timeout_ms;    /* no byte either way for this long: RST; 0 never: 600000 */
+	uint32_t threshold_bytes;    /* petra, ackres: B_th; 0: 3/4 of the relay: 0 */
+	uint32_t open_credit;        /* bytes the opener may send before OPEN_OK: 65536 */
+};
+
 struct sgw_policy {
 	enum sgw_role role;
 	uint8_t lift_proto;         /* default 253 */
@@ -251,6 +284,7 @@ struct sgw_policy {
 	struct sgw_satlink_conf satlink; /* roles hub and terminal */
 	struct sgw_lift_policy lift;     /* role hub */
 	struct sgw_xcp_policy xcp;       /* roles hub and terminal, with satlink */
+	struct sgw_split_policy split;   /* roles hub and terminal */
 };
 
 /* What a rule matches on, extracted from one packet. Host order scalars. */
@@ -276,6 +310,9 @@ bool sgw_action_built(enum sgw_action a);
 const char *sgw_action_name(enum sgw_action a);
 const char *sgw_role_name(enum sgw_role r);
 const char *sgw_port_role_name(enum sgw_port_role r);
+/* "end-to-end", "spoofed"; "rwnd", "petra", "ackres" ("?" out of range). */
+const char *sgw_split_handshake_name(unsigned int hs);
+const char *sgw_split_rwnd_name(unsigned int scheme);
 
 /* Does addr (family 4/6) fall in prefix? */
 bool sgw_prefix_contains(const struct sgw_prefix *p, uint8_t family, const uint8_t *addr);

@@ -1,0 +1,1213 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The TCP split stage (split.h): split halves on the workers, their relay
+ * memory in per-worker pools sized at startup, their timers on the worker's
+ * wheel (lib/sgw_tev.h: stage SPLIT, the half's timer id, its pool index),
+ * their stream messages on satlink channels (sgw_sl_send_channel /
+ * sl->chan_rx), their TCP segments built into mbufs with Ethernet and IPv4
+ * headers and sent on the normal TX path. IPv4 only so far.
+ *
+ * Accounting (docs/operations.md): a TCP segment a half takes in is consumed
+ * (split_segs_consumed); a segment or stream message it builds is originated
+ * (split_segs_originated, split_msgs_originated: the messages satlink then
+ * consumes as carried once acknowledged). A delivered message is consumed by
+ * satlink (satlink_channel_msgs_delivered) before the split reads it. The
+ * halves hold bytes in their relays, never mbufs: held is 0.
+ */
+#include <inttypes.h>
+#include <stdalign.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_hash.h>
+#include <rte_ip.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_random.h>
+
+#include "emit.h"
+#include "flow_table.h"
+#include "satlink.h"
+#include "sgw_dp.h"
+#include "sgw_pool.h"
+/* lib/sgw_parse.h and lib/sgw_tcp.h both define it (4 and 4u): the TCP endpoint's wins here. */
+#undef SGW_TCP_MAX_SACK
+#include "sgw_split.h"
+#include "sgw_tev.h"
+#include "split.h"
+#include "stage.h"
+#include "tx.h"
+
+#define NONE32 UINT32_MAX
+
+/* What the stage keeps beside each half. */
+struct sp_obj {
+	struct sgw_split sp;            /* first: the lib's half (64-byte aligned) */
+	struct sgw_rwc rwc;             /* PETRA / ACKRES only */
+	uint32_t fpos;                  /* its flow table position, NONE32: none */
+	uint32_t sess;                  /* satlink session */
+	uint8_t out_pidx;               /* where its TCP leg's segments leave */
+	uint8_t stalled;                /* in the worker's stalled list */
+	uint8_t dst_mac[RTE_ETHER_ADDR_LEN];
+};
+
+/* The channel map: (session << 16 | channel) -> pool index, linear probing. */
+struct sp_chent {
+	uint32_t key;
+	uint32_t val;                   /* NONE32: empty */
+};
+
+struct sp_worker {
+	struct sgw_worker *w;
+	const struct sgw_snapshot *s;   /* the snapshot of the current call */
+	struct sgw_tcp_stack st;
+	struct sgw_split_env env;
+	struct sgw_pool pool;
+	void *pool_mem;
+	uint8_t *relay_mem;             /* slot i: rx ring, then tx ring */
+	uint32_t ring;                  /* one relay's ring size (power of two) */
+	struct sp_chent *chmap;
+	uint32_t chmask;
+	uint32_t *stall;                /* pool indexes waiting for room */
+	uint32_t nstall;
+	uint32_t *term_conns;           /* per session */
+	uint64_t *term_relay;           /* per session: relay bytes */
+	uint16_t next_ch;               /* the next opener channel to try (1..32767) */
+	uint32_t refuse_sess;           /* the session of the message being read (refusals) */
+	uint32_t drop_base;
+	uint64_t relay_used;            /* bytes of relay memory given to halves */
+	uint64_t ctr[SGW_SPD__COUNT];
+	uint64_t byp[SGW_SPD_BYP__COUNT];
+	uint64_t orig[2];
+	uint64_t cons[1];
+} __rte_cache_aligned;
+
+struct sp_dp {
+	uint32_t cap;                   /* halves per worker */
+	uint32_t relay_conn;            /* relay_connection_bytes */
+	uint64_t relay_term;
+	uint32_t max_term;
+	uint32_t n_sess;
+	int16_t sat_pidx;
+};
+
+enum { SP_DROP_BAD_SEGMENT = 0, SP_DROP__COUNT };
+static const char *const sp_drop_names[SP_DROP__COUNT] = { "split_bad_segment" };
+enum { SP_ORIG_SEGS = 0, SP_ORIG_MSGS, SP_ORIG__COUNT };
+static const char *const sp_orig_names[SP_ORIG__COUNT] = {
+	"split_segs_originated", "split_msgs_originated",
+};
+enum { SP_CONS_SEGS = 0, SP_CONS__COUNT };
+static const char *const sp_cons_names[SP_CONS__COUNT] = { "split_segs_consumed" };
+
+static const char *const sp_ctr_names[SGW_SPD__COUNT] = {
+	"opened", "accepted", "closed", "refused", "late_msgs", "no_mbuf", "timer_full",
+	"relay_bytes_max", "aborted_restart",
+};
+static const char *const sp_byp_names[SGW_SPD_BYP__COUNT] = {
+	"bypassed_not_syn", "bypassed_ipv6", "bypassed_fragment", "bypassed_no_session",
+	"bypassed_not_owner", "bypassed_no_room", "bypassed_pool_full",
+	"bypassed_terminal_cap", "bypassed_terminal_relay", "bypassed_hub_opener",
+	"bypassed_open_failed",
+};
+
+#define SPD(dp) ((struct sp_dp *)(dp)->sdata[SGW_STAGE_SPLIT])
+#define SPW(w) ((struct sp_worker *)(w)->sctx[SGW_STAGE_SPLIT])
+
+static inline struct sp_obj *
+obj_of(struct sgw_split *sp)
+{
+	return (struct sp_obj *)(void *)sp;
+}
+
+static inline uint32_t
+idx_of(const struct sp_worker *x, const struct sp_obj *o)
+{
+	return (uint32_t)(((const uint8_t *)o - x->pool.base) / x->pool.stride);
+}
+
+/* ---------------------------------------------------------- channel map */
+
+static inline uint32_t
+ch_key(uint32_t sess, uint16_t ch)
+{
+	return (sess << 16) | ch;
+}
+
+static inline uint32_t
+ch_hash(uint32_t k)
+{
+	return (k * 2654435761u) >> 7;
+}
+
+static uint32_t
+ch_find(const struct sp_worker *x, uint32_t key)
+{
+	uint32_t i = ch_hash(key) & x->chmask, n;
+
+	for (n = 0; n <= x->chmask; n++, i = (i + 1) & x->chmask) {
+		if (x->chmap[i].val == NONE32)
+			return NONE32;
+		if (x->chmap[i].key == key)
+			return x->chmap[i].val;
+	}
+	return NONE32;
+}
+
+/* The map holds at most cap entries in 2 x cap slots or more: never full. */
+static void
+ch_add(struct sp_worker *x, uint32_t key, uint32_t val)
+{
+	uint32_t i = ch_hash(key) & x->chmask;
+
+	while (x->chmap[i].val != NONE32)
+		i = (i + 1) & x->chmask;
+	x->chmap[i].key = key;
+	x->chmap[i].val = val;
+}
+
+/* Linear probing's deletion by backward shift (no tombstones). */
+static void
+ch_del(struct sp_worker *x, uint32_t key)
+{
+	uint32_t i = ch_hash(key) & x->chmask, j, n, h;
+
+	for (n = 0; n <= x->chmask; n++, i = (i + 1) & x->chmask) {
+		if (x->chmap[i].val == NONE32)
+			return;
+		if (x->chmap[i].key == key)
+			break;
+	}
+	if (n > x->chmask)
+		return;
+	j = i;
+	for (n = 0; n < x->chmask; n++) {
+		j = (j + 1) & x->chmask;
+		if (x->chmap[j].val == NONE32)
+			break;
+		h = ch_hash(x->chmap[j].key) & x->chmask;
+		/* Move j's entry to the hole i unless its home lies cyclically in (i, j]. */
+		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+			x->chmap[i] = x->chmap[j];
+			i = j;
+		}
+	}
+	x->chmap[i].val = NONE32;
+}
+
+/* -------------------------------------------------------- lib callbacks */
+
+static void
+stall_mark(struct sp_worker *x, struct sp_obj *o)
+{
+	if (o->stalled || x->nstall >= 2u * x->pool.cap)
+		return;
+	o->stalled = 1;
+	x->stall[x->nstall++] = idx_of(x, o);
+}
+
+static uint32_t
+sat_can_send(void *ctx, const struct sgw_split *sp, uint64_t now)
+{
+	struct sp_worker *x = ctx;
+	struct sp_obj *o = obj_of((struct sgw_split *)(uintptr_t)sp);
+	uint32_t room = sgw_sl_channel_room(x->w, o->sess);
+
+	RTE_SET_USED(now);
+	if (room == 0) {
+		stall_mark(x, o);
+		return 0;
+	}
+	return room * x->env.conf.max_msg;
+}
+
+static int
+sat_send(void *ctx, struct sgw_split *sp, uint16_t channel, const struct sgw_split_iov *iov,
+	 unsigned int n)
+{
+	struct sp_worker *x = ctx;
+	uint32_t sess = sp != NULL ? obj_of(sp)->sess : x->refuse_sess;
+	struct rte_mbuf *m;
+	uint32_t len = 0, i;
+	uint8_t *p;
+
+	for (i = 0; i < n; i++)
+		len += iov[i].len;
+	if (sess == NONE32 || len == 0 || len > UINT16_MAX)
+		return -1;
+	m = rte_pktmbuf_alloc(x->w->dp->pool);
+	if (m == NULL || (p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len)) == NULL) {
+		x->ctr[SGW_SPD_NO_MBUF]++;
+		rte_pktmbuf_free(m);
+		if (sp != NULL)
+			stall_mark(x, obj_of(sp));
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		memcpy(p, iov[i].p, iov[i].len);
+		p += iov[i].len;
+	}
+	if (sgw_sl_send_channel(x->w, x->s, sess, channel, m) != 0) {
+		rte_pktmbuf_free(m);
+		if (sp != NULL)
+			stall_mark(x, obj_of(sp));
+		return -1;
+	}
+	x->orig[SP_ORIG_MSGS]++;
+	return 0;
+}
+
+/*
+ * One segment of a half's TCP leg: Ethernet, IPv4 (transparent: the opener
+ * speaks as the server, the acceptor as the client), TCP with its checksum.
+ */
+static void
+io_tcp_tx(void *ctx, struct sgw_split *sp, const uint8_t *hdr, uint32_t hlen,
+	  const struct sgw_split_iov *data, unsigned int n)
+{
+	struct sp_worker *x = ctx;
+	struct sp_obj *o = obj_of(sp);
+	struct sgw_worker *w = x->w;
+	const uint8_t *src, *dst;
+	struct rte_ipv4_hdr *ip;
+	struct rte_ether_hdr *eh;
+	struct rte_mbuf *m;
+	uint32_t dlen = 0, len, i;
+	uint8_t *tcp, *p;
+	uint16_t csum;
+
+	for (i = 0; i < n; i++)
+		dlen += data[i].len;
+	len = RTE_ETHER_HDR_LEN + (uint32_t)sizeof(*ip) + hlen + dlen;
+	m = rte_pktmbuf_alloc(w->dp->pool);
+	if (m == NULL || len > rte_pktmbuf_tailroom(m) ||
+	    (p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len)) == NULL) {
+		/* The leg's retransmission timer sends it again. */
+		x->ctr[SGW_SPD_NO_MBUF]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	if (sp->role == SGW_SPLIT_OPENER) {
+		src = sp->addr.daddr;
+		dst = sp->addr.saddr;
+	} else {
+		src = sp->addr.saddr;
+		dst = sp->addr.daddr;
+	}
+	eh = (struct rte_ether_hdr *)p;
+	memcpy(&eh->dst_addr, o->dst_mac, RTE_ETHER_ADDR_LEN);
+	rte_ether_addr_copy(&w->dp->ports[o->out_pidx].mac, &eh->src_addr);
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ip = (struct rte_ipv4_hdr *)(p + RTE_ETHER_HDR_LEN);
+	memset(ip, 0, sizeof(*ip));
+	ip->version_ihl = 0x45;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + hlen + dlen));
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = 6;
+	memcpy(&ip->src_addr, src, 4);
+	memcpy(&ip->dst_addr, dst, 4);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	tcp = (uint8_t *)(ip + 1);
+	memcpy(tcp, hdr, hlen);
+	p = tcp + hlen;
+	for (i = 0; i < n; i++) {
+		memcpy(p, data[i].p, data[i].len);
+		p += data[i].len;
+	}
+	tcp[16] = tcp[17] = 0;
+	csum = sgw_tcp_csum_ipv4(src, dst, tcp, hlen, tcp + hlen, dlen);
+	tcp[16] = (uint8_t)(csum >> 8);
+	tcp[17] = (uint8_t)csum;
+	x->orig[SP_ORIG_SEGS]++;
+	sgw_tx(w, o->out_pidx, m, x->s->pol.workers.burst);
+}
+
+/* ------------------------------------------------------------ the halves */
+
+static void
+half_free(struct sp_worker *x, struct sp_obj *o)
+{
+	struct sgw_worker *w = x->w;
+	struct sgw_flow_table *ft = w->flows;
+	uint32_t idx = idx_of(x, o), id;
+
+	for (id = 0; id < SGW_TCP_T__COUNT; id++)
+		sgw_tev_stop(w->tw, &o->sp.tcp.tw[id]);
+	for (id = 0; id < 2; id++)
+		sgw_tev_stop(w->tw, &o->sp.tw_split[id]);
+	ch_del(x, ch_key(o->sess, o->sp.channel));
+	if (o->fpos != NONE32 && o->fpos < ft->cap && ft->e[o->fpos].mech == idx &&
+	    ft->e[o->fpos].mech_stage == SGW_STAGE_SPLIT)
+		sgw_flow_del(ft, w->tw, o->fpos);
+	if (o->sess < SPD(w->dp)->n_sess) {
+		x->term_conns[o->sess]--;
+		x->term_relay[o->sess] -= 2u * (uint64_t)SPD(w->dp)->relay_conn;
+	}
+	x->relay_used -= 2u * (uint64_t)SPD(w->dp)->relay_conn;
+	o->sp.state = SGW_SPLIT_S_FREE;
+	o->stalled = 0;  /* a stale entry in the stalled list finds it free */
+	x->ctr[SGW_SPD_CLOSED]++;
+	sgw_pool_free(&x->pool, idx);
+}
+
+/* Carry out what a lib call asked: timers, then the end of the half. */
+static void
+half_out(struct sp_worker *x, struct sp_obj *o, const struct sgw_split_out *out)
+{
+	struct sgw_worker *w = x->w;
+	uint32_t idx = idx_of(x, o), id;
+	bool timer_full = false;
+
+	for (id = 0; id < SGW_SPLIT_T__COUNT; id++) {
+		sgw_tw_handle_t *h;
+		uint64_t at;
+
+		if (!(out->timer_set & (1u << id)))
+			continue;
+		h = id < SGW_TCP_T__COUNT ? &o->sp.tcp.tw[id] :
+			&o->sp.tw_split[id - SGW_TCP_T__COUNT];
+		at = out->timer_at[id];
+		if (at == SGW_TCP_NEVER)
+			sgw_tev_stop(w->tw, h);
+		else if (sgw_tev_arm(w->tw, h, SGW_STAGE_SPLIT, (uint8_t)id, idx,
+				     at > w->now_ns ? at - w->now_ns : 0) != 0)
+			timer_full = true;
+	}
+	if (out->events & (SGW_SPLIT_EV_CLOSED | SGW_SPLIT_EV_TW_REUSE)) {
+		if (out->events & SGW_SPLIT_EV_TW_REUSE) {
+			struct sgw_split_out o2;
+
+			sgw_split_abort(&x->env, &o->sp, w->now_ns, 0, &o2);
+		}
+		half_free(x, o);
+		return;
+	}
+	if (timer_full) {
+		/* A half without its timers could hang for ever: give it up, both ways. */
+		struct sgw_split_out o2;
+
+		x->ctr[SGW_SPD_TIMER_FULL]++;
+		sgw_split_abort(&x->env, &o->sp, w->now_ns, 0, &o2);
+		half_free(x, o);
+	}
+}
+
+/* A half's slot and relay budget for session sess, or NULL (*why says why). */
+static struct sp_obj *
+half_alloc(struct sp_worker *x, uint32_t sess, struct sgw_split_bufs *b, int *why)
+{
+	const struct sp_dp *d = SPD(x->w->dp);
+	uint64_t two = 2u * (uint64_t)d->relay_conn;
+	struct sp_obj *o;
+	uint32_t idx, id;
+
+	/* The worker's pool first: with one terminal its cap is the terminal's too. */
+	if (x->pool.used >= x->pool.cap) {
+		*why = SGW_SPD_BYP_POOL_FULL;
+		return NULL;
+	}
+	if (x->term_conns[sess] >= d->max_term) {
+		*why = SGW_SPD_BYP_TERMINAL_CAP;
+		return NULL;
+	}
+	if (x->term_relay[sess] + two > d->relay_term) {
+		*why = SGW_SPD_BYP_TERMINAL_RELAY;
+		return NULL;
+	}
+	idx = sgw_pool_alloc(&x->pool);
+	if (idx == SGW_POOL_NONE) {
+		*why = SGW_SPD_BYP_POOL_FULL;
+		return NULL;
+	}
+	o = sgw_pool_get(&x->pool, idx);
+	for (id = 0; id < SGW_TCP_T__COUNT; id++)
+		o->sp.tcp.tw[id] = SGW_TW_INVALID;
+	o->sp.tw_split[0] = o->sp.tw_split[1] = SGW_TW_INVALID;
+	o->fpos = NONE32;
+	o->sess = sess;
+	x->term_conns[sess]++;
+	x->term_relay[sess] += two;
+	x->relay_used += two;
+	if (x->relay_used > x->ctr[SGW_SPD_RELAY_MAX])
+		x->ctr[SGW_SPD_RELAY_MAX] = x->relay_used;
+	b->rx_mem = x->relay_mem + (size_t)idx * 2u * x->ring;
+	b->rx_ring = x->ring;
+	b->rx_limit = d->relay_conn;
+	b->tx_mem = x->relay_mem + ((size_t)idx * 2u + 1u) * x->ring;
+	b->tx_ring = x->ring;
+	b->tx_limit = d->relay_conn;
+	return o;
+}
+
+/* PETRA and ACKRES need the half's own control; RWND is the lib's default. */
+static struct sgw_rwc *
+rwc_of(const struct sgw_snapshot *s, struct sp_obj *o)
+{
+	return s->pol.split.rwnd != SGW_SPLIT_RWND_RWND ? &o->rwc : NULL;
+}
+
+static void
+bypass(struct sp_worker *x, struct sgw_flow *f, int why)
+{
+	x->byp[why]++;
+	/* Decided for the flow: its later packets go the flow stage's way at once. */
+	f->mech_stage = SGW_STAGE_SPLIT;
+	f->mech = SGW_POOL_NONE;
+}
+
+/* The TCP segment at the packet's L4 (IPv4), parsed; -1 when malformed. */
+static int
+seg_of(const struct rte_mbuf *m, const struct sgw_pkt_info *pi, struct sgw_tcp_seg *seg,
+       uint64_t *pctr)
+{
+	uint32_t l4len;
+
+	if (pi->l3_len < (uint32_t)(pi->l4_off - pi->l3_off))
+		return -1;
+	l4len = pi->l3_len - (uint32_t)(pi->l4_off - pi->l3_off);
+	if ((uint32_t)pi->l4_off + l4len > rte_pktmbuf_data_len(m))
+		return -1;
+	return sgw_tcp_seg_parse(rte_pktmbuf_mtod_offset(m, const uint8_t *, pi->l4_off),
+				 l4len, seg, pctr) == SGW_TCP_PR_OK ? 0 : -1;
+}
+
+/* A client's SYN at a terminal: the opener half, or a bypass. */
+static int
+half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
+	  const struct sgw_pkt_meta *pm, int32_t fp, int32_t rule)
+{
+	struct sgw_worker *w = x->w;
+	struct sgw_flow *f = &w->flows->e[fp];
+	const struct sgw_pkt_info *pi = &pm->info;
+	struct sgw_split_addr a;
+	struct sgw_split_bufs b;
+	struct sgw_split_out out;
+	struct sgw_tcp_seg seg;
+	const struct rte_ether_hdr *eh;
+	struct sp_obj *o;
+	int32_t sess;
+	uint32_t n, iss;
+	uint16_t ch = 0;
+	int why = 0;
+
+	if (s->pol.role != SGW_ROLE_TERMINAL) {
+		bypass(x, f, SGW_SPD_BYP_HUB_OPENER);
+		return 0;
+	}
+	if ((pi->tcp_flags & (SGW_TCP_F_SYN | SGW_TCP_F_ACK | SGW_TCP_F_RST | SGW_TCP_F_FIN)) !=
+	    SGW_TCP_F_SYN) {
+		bypass(x, f, SGW_SPD_BYP_NOT_SYN);
+		return 0;
+	}
+	if (pi->ip_ver != 4) {
+		bypass(x, f, SGW_SPD_BYP_IPV6);
+		return 0;
+	}
+	if (pi->frag != 0) {
+		bypass(x, f, SGW_SPD_BYP_FRAGMENT);
+		return 0;
+	}
+	sess = sgw_sl_sess_of_term(s, pm->term);
+	if (sess < 0) {
+		bypass(x, f, SGW_SPD_BYP_NO_SESSION);
+		return 0;
+	}
+	if (sgw_sl_of(w->dp)->sess[sess].owner != w->idx) {
+		bypass(x, f, SGW_SPD_BYP_NOT_OWNER);
+		return 0;
+	}
+	if (sgw_sl_channel_room(w, (uint32_t)sess) == 0) {
+		bypass(x, f, SGW_SPD_BYP_NO_ROOM);
+		return 0;
+	}
+	if (seg_of(m, pi, &seg, x->st.parse_ctr) != 0) {
+		bypass(x, f, SGW_SPD_BYP_OPEN_FAILED);
+		return 0;
+	}
+	o = half_alloc(x, (uint32_t)sess, &b, &why);
+	if (o == NULL) {
+		bypass(x, f, why);
+		return 0;
+	}
+	/*
+	 * A channel of the terminal's half of the space (1..32767; openers at
+	 * the hub take 32768..65535, docs/tcp-split.md) not in use, round robin
+	 * so a channel just closed is not reused at once. At most cap are in use.
+	 */
+	for (n = 0; n < 32767u; n++) {
+		ch = x->next_ch;
+		x->next_ch = x->next_ch >= 32767u ? 1 : (uint16_t)(x->next_ch + 1u);
+		if (ch_find(x, ch_key((uint32_t)sess, ch)) == NONE32)
+			break;
+	}
+	memset(&a, 0, sizeof(a));
+	memcpy(a.saddr, pi->src, 4);
+	memcpy(a.daddr, pi->dst, 4);
+	a.sport = pi->sport;
+	a.dport = pi->dport;
+	/* Segments to the client go back where its SYN came from. */
+	eh = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	memcpy(o->dst_mac, &eh->src_addr, RTE_ETHER_ADDR_LEN);
+	o->out_pidx = pm->pidx;
+	o->fpos = (uint32_t)fp;
+	iss = sgw_tcp_isn(&x->st, pi->dst, pi->src, 4, pi->dport, pi->sport, w->now_ns);
+	x->refuse_sess = (uint32_t)sess;
+	if (sgw_split_open(&x->env, &o->sp, w->now_ns, &a, &seg,
+			   s->pol.rules[rule].split_handshake == SGW_SPLIT_HS_SPOOFED ?
+			   SGW_SPLIT_SPOOFED : SGW_SPLIT_END_TO_END, ch, iss, &b, rwc_of(s, o),
+			   &out) != 0) {
+		o->fpos = NONE32;
+		half_free(x, o);
+		x->ctr[SGW_SPD_CLOSED]--;
+		bypass(x, f, SGW_SPD_BYP_OPEN_FAILED);
+		return 0;
+	}
+	ch_add(x, ch_key((uint32_t)sess, ch), idx_of(x, o));
+	f->mech = idx_of(x, o);
+	f->mech_stage = SGW_STAGE_SPLIT;
+	x->ctr[SGW_SPD_OPENED]++;
+	x->cons[SP_CONS_SEGS]++;
+	rte_pktmbuf_free(m);
+	half_out(x, o, &out);
+	return 1;
+}
+
+int
+sgw_split_flow_input(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
+		     const struct sgw_pkt_meta *pm, int32_t fp, int32_t rule)
+{
+	struct sp_worker *x = SPW(w);
+	struct sgw_flow *f;
+	struct sgw_split_out out;
+	struct sgw_tcp_seg seg;
+	struct sp_obj *o;
+
+	if (x == NULL || fp < 0)
+		return 0;
+	x->s = s;
+	f = &w->flows->e[fp];
+	if (f->mech_stage != SGW_STAGE_SPLIT) {
+		if (rule < 0 || s->pol.rules[rule].action != SGW_ACT_SPLIT)
+			return 0;
+		return half_open(x, s, m, pm, fp, rule);
+	}
+	if (f->mech == SGW_POOL_NONE || f->mech >= x->pool.cap)
+		return 0;  /* bypassed: counted once, when decided */
+	o = sgw_pool_get(&x->pool, f->mech);
+	if (o->sp.state == SGW_SPLIT_S_FREE)
+		return 0;
+	if (pm->info.ip_ver != 4 || seg_of(m, &pm->info, &seg, x->st.parse_ctr) != 0 ||
+	    seg.sport != (o->sp.role == SGW_SPLIT_OPENER ? o->sp.addr.sport : o->sp.addr.dport)) {
+		w->c.drop[x->drop_base + SP_DROP_BAD_SEGMENT]++;
+		rte_pktmbuf_free(m);
+		return 1;
+	}
+	/* The segment's bytes are copied into the relay: the mbuf is done with. */
+	sgw_split_tcp_input(&x->env, &o->sp, w->now_ns, &seg, &out);
+	x->cons[SP_CONS_SEGS]++;
+	rte_pktmbuf_free(m);
+	half_out(x, o, &out);
+	return 1;
+}
+
+int
+sgw_split_flow_alive(const struct sgw_worker *w, uint32_t fp)
+{
+	const struct sp_worker *x = SPW(w);
+	const struct sgw_flow *f;
+	const struct sp_obj *o;
+
+	if (x == NULL || fp >= w->flows->cap)
+		return 0;
+	f = &w->flows->e[fp];
+	if (f->mech_stage != SGW_STAGE_SPLIT || f->mech >= x->pool.cap)
+		return 0;
+	o = sgw_pool_get(&x->pool, f->mech);
+	return o->sp.state != SGW_SPLIT_S_FREE && o->fpos == fp;
+}
+
+/* Where an acceptor's segments toward the server leave: the rule's next hop. */
+static int
+accept_route(struct sp_worker *x, const struct sgw_snapshot *s, struct sp_obj *o,
+	     int32_t term)
+{
+	const struct sgw_policy *p = &s->pol;
+	struct sgw_pkt_info pi;
+	int32_t rule;
+	int16_t nh, out;
+
+	memset(&pi, 0, sizeof(pi));
+	pi.cls = SGW_CLASS_TCP;
+	pi.ip_ver = 4;
+	pi.ip_proto = 6;
+	memcpy(pi.src, o->sp.addr.saddr, 4);
+	memcpy(pi.dst, o->sp.addr.daddr, 4);
+	pi.sport = o->sp.addr.sport;
+	pi.dport = o->sp.addr.dport;
+	rule = sgw_rule_for(s, &pi, (uint16_t)SPD(x->w->dp)->sat_pidx, term);
+	nh = rule >= 0 ? p->rules[rule].next_hop : -1;
+	if (nh >= 0) {
+		out = p->next_hops[nh].port;
+		memcpy(o->dst_mac, p->next_hops[nh].mac, RTE_ETHER_ADDR_LEN);
+	} else {
+		/* No next hop: the satlink port's peer, to everyone on it. */
+		out = p->ports[SPD(x->w->dp)->sat_pidx].peer;
+		memset(o->dst_mac, 0xff, RTE_ETHER_ADDR_LEN);
+	}
+	if (out < 0 || x->w->dp->stage_of_port[out] >= 0)
+		return -1;
+	o->out_pidx = (uint8_t)out;
+	return 0;
+}
+
+/* The terminal index of hub session sess (its OPEN's client belongs to it). */
+static int32_t
+term_of_sess(const struct sgw_snapshot *s, uint32_t sess)
+{
+	uint32_t t;
+
+	for (t = 0; t < s->pol.n_terminals; t++)
+		if (sgw_sl_sess_of_term(s, (int32_t)t) == (int32_t)sess)
+			return (int32_t)t;
+	return -1;
+}
+
+/* An OPEN for no half at the hub: the acceptor half, or OPEN_REFUSED. */
+static void
+half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, uint16_t ch,
+	    const struct sgw_stream_msg *msg)
+{
+	struct sgw_worker *w = x->w;
+	struct sgw_flow_table *ft = w->flows;
+	struct sgw_split_bufs b;
+	struct sgw_split_out out;
+	struct sgw_flow_key key;
+	struct sgw_pkt_info pi;
+	struct sp_obj *o;
+	int32_t fp;
+	uint32_t iss;
+	int why = 0;
+
+	o = (msg->flags & SGW_STREAM_F_IPV6) ? NULL : half_alloc(x, sess, &b, &why);
+	if (o == NULL) {
+		x->ctr[SGW_SPD_REFUSED]++;
+		sgw_split_refuse(&x->env, ch, SGW_STREAM_REFUSE_NO_RESOURCES);
+		return;
+	}
+	memset(&pi, 0, sizeof(pi));
+	pi.cls = SGW_CLASS_TCP;
+	pi.ip_ver = 4;
+	pi.ip_proto = 6;
+	memcpy(pi.src, msg->saddr, 4);
+	memcpy(pi.dst, msg->daddr, 4);
+	pi.sport = msg->sport;
+	pi.dport = msg->dport;
+	sgw_flow_key_from_info(&pi, &key);
+	fp = rte_hash_lookup(ft->h, &key);
+	if (fp >= 0 && ft->e[fp].mech_stage == SGW_STAGE_SPLIT && ft->e[fp].mech != SGW_POOL_NONE)
+		fp = -1;  /* another half has it: refused below */
+	else if (fp < 0)
+		fp = sgw_flow_add(ft, w->tw, SGW_STAGE_FLOW, &key, w->now_ns);
+	memcpy(o->sp.addr.saddr, msg->saddr, 4);
+	memcpy(o->sp.addr.daddr, msg->daddr, 4);
+	o->sp.addr.sport = msg->sport;
+	o->sp.addr.dport = msg->dport;
+	if (fp < 0 || accept_route(x, s, o, term_of_sess(s, sess)) != 0) {
+		half_free(x, o);
+		x->ctr[SGW_SPD_CLOSED]--;
+		x->ctr[SGW_SPD_REFUSED]++;
+		sgw_split_refuse(&x->env, ch, SGW_STREAM_REFUSE_NO_RESOURCES);
+		return;
+	}
+	iss = sgw_tcp_isn(&x->st, msg->saddr, msg->daddr, 4, msg->sport, msg->dport, w->now_ns);
+	if (sgw_split_accept(&x->env, &o->sp, w->now_ns, msg, ch, iss, &b, rwc_of(s, o),
+			     &out) != 0) {
+		half_free(x, o);
+		x->ctr[SGW_SPD_CLOSED]--;
+		x->ctr[SGW_SPD_REFUSED]++;
+		sgw_split_refuse(&x->env, ch, SGW_STREAM_REFUSE_NO_RESOURCES);
+		return;
+	}
+	ft->e[fp].mech = idx_of(x, o);
+	ft->e[fp].mech_stage = SGW_STAGE_SPLIT;
+	ft->e[fp].rule_gen = (uint32_t)s->gen - 1;
+	ft->e[fp].last_ns = w->now_ns;
+	o->fpos = (uint32_t)fp;
+	ch_add(x, ch_key(sess, ch), idx_of(x, o));
+	x->ctr[SGW_SPD_ACCEPTED]++;
+	half_out(x, o, &out);
+}
+
+/* satlink's delivery of a message on a channel != 0 (sl->chan_rx). */
+static void
+split_chan_rx(struct sgw_worker *w, uint32_t sess, uint16_t ch, struct rte_mbuf *m)
+{
+	struct sp_worker *x = SPW(w);
+	const struct sgw_snapshot *s = __atomic_load_n(&w->dp->snap, __ATOMIC_ACQUIRE);
+	const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t len = rte_pktmbuf_data_len(m), idx;
+	struct sgw_split_out out;
+	struct sgw_stream_msg msg;
+
+	x->s = s;
+	x->refuse_sess = sess;
+	idx = ch_find(x, ch_key(sess, ch));
+	if (idx != NONE32) {
+		struct sp_obj *o = sgw_pool_get(&x->pool, idx);
+
+		sgw_split_stream_input(&x->env, &o->sp, w->now_ns, p, len, &out);
+		if (o->fpos != NONE32 && o->fpos < w->flows->cap)
+			w->flows->e[o->fpos].last_ns = w->now_ns;
+		half_out(x, o, &out);
+	} else if (sgw_stream_decode(p, len, &msg, x->env.msg_err) == SGW_STREAM_E_OK &&
+		   msg.type == SGW_STREAM_OPEN && s->pol.role == SGW_ROLE_HUB) {
+		half_accept(x, s, sess, ch, &msg);
+	} else {
+		x->ctr[SGW_SPD_LATE_MSG]++;
+	}
+	x->refuse_sess = NONE32;
+	rte_pktmbuf_free(m);
+}
+
+/*
+ * satlink: the peer of session sess restarted. Every half on it is given up:
+ * RST to its local peer (sgw_split_abort), never a stream that silently lost
+ * bytes.
+ */
+static void
+split_sess_restart(struct sgw_worker *w, uint32_t sess)
+{
+	struct sp_worker *x = SPW(w);
+	uint32_t k;
+
+	if (x == NULL)
+		return;
+	x->s = __atomic_load_n(&w->dp->snap, __ATOMIC_ACQUIRE);
+	for (k = 0; k < x->pool.cap; k++) {
+		struct sp_obj *o = sgw_pool_get(&x->pool, k);
+		struct sgw_split_out out;
+
+		if (x->pool.next[k] != NONE32 - 1u || o->sp.state == SGW_SPLIT_S_FREE ||
+		    o->sess != sess)
+			continue;
+		x->ctr[SGW_SPD_ABORTED_RESTART]++;
+		sgw_split_abort(&x->env, &o->sp, w->now_ns, 0, &out);
+		/* Whatever the abort asked, the half goes now (its timers with it). */
+		half_free(x, o);
+	}
+}
+
+static void
+split_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t obj, uint8_t timer)
+{
+	struct sp_worker *x = SPW(w);
+	struct sgw_split_out out;
+	struct sp_obj *o;
+
+	if (x == NULL || obj >= x->pool.cap || timer >= SGW_SPLIT_T__COUNT)
+		return;
+	o = sgw_pool_get(&x->pool, obj);
+	x->s = s;
+	if (timer < SGW_TCP_T__COUNT)
+		sgw_tev_fired(&o->sp.tcp.tw[timer]);
+	else
+		sgw_tev_fired(&o->sp.tw_split[timer - SGW_TCP_T__COUNT]);
+	if (o->sp.state == SGW_SPLIT_S_FREE)
+		return;
+	sgw_split_timer(&x->env, &o->sp, w->now_ns, timer, &out);
+	half_out(x, o, &out);
+}
+
+/*
+ * Once per loop: the halves that waited for room in their session's queue.
+ * The list holds 2 x cap: the entries of this pass, and those marked again.
+ */
+static void
+split_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
+{
+	struct sp_worker *x = SPW(w);
+	uint32_t n, i;
+
+	if (x == NULL || x->nstall == 0)
+		return;
+	x->s = s;
+	n = x->nstall;
+	for (i = 0; i < n; i++) {
+		struct sp_obj *o = sgw_pool_get(&x->pool, x->stall[i]);
+		struct sgw_split_out out;
+
+		if (!o->stalled || o->sp.state == SGW_SPLIT_S_FREE)
+			continue;
+		o->stalled = 0;
+		if (sgw_sl_channel_room(w, o->sess) == 0) {
+			stall_mark(x, o);  /* still waiting */
+			continue;
+		}
+		sgw_split_poll(&x->env, &o->sp, w->now_ns, &out);
+		half_out(x, o, &out);
+	}
+	memmove(x->stall, x->stall + n, (x->nstall - n) * sizeof(*x->stall));
+	x->nstall -= n;
+}
+
+/* ---------------------------------------------------------- init, fini */
+
+static void split_fini(struct sgw_dp *dp);
+
+static uint32_t
+pow2_at_least(uint32_t v)
+{
+	uint32_t r = 1;
+
+	while (r < v && r < (1u << 31))
+		r <<= 1;
+	return r;
+}
+
+static int
+split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
+{
+	const struct sgw_split_policy *sp = &pol->split;
+	struct sgw_sl *sl = sgw_sl_of(dp);
+	static const struct sgw_split_io_ops io = { io_tcp_tx };
+	static const struct sgw_split_sat_ops sat = { sat_can_send, sat_send };
+	struct sgw_split_conf sc;
+	struct sgw_tcp_conf tc;
+	struct sp_dp *d;
+	uint32_t i, ring, cap, chsz;
+	bool any = false;
+
+	for (i = 0; i < pol->n_rules; i++)
+		any = any || pol->rules[i].action == SGW_ACT_SPLIT;
+	if (!any || dp->bare_forward || pol->role == SGW_ROLE_EMULATOR)
+		return 0;
+	if (sl == NULL) {
+		SGW_LOG(ERR, "split: needs the satlink section");
+		return -1;
+	}
+	ring = pow2_at_least(sp->relay_connection_bytes);
+	cap = sp->max_connections_worker;
+	if ((uint64_t)cap * 2u * ring > sp->relay_worker_bytes)
+		cap = (uint32_t)(sp->relay_worker_bytes / (2u * (uint64_t)ring));
+	if (cap > 32767u)
+		cap = 32767u;  /* the terminal's opener channels of one session */
+	if (cap == 0) {
+		SGW_LOG(ERR, "split: relay_worker_bytes holds no connection");
+		return -1;
+	}
+	sgw_split_conf_default(&sc);
+	sc.max_msg = RTE_MIN(sc.max_msg, (uint32_t)pol->satlink.frame_size);
+	sc.open_credit = sp->open_credit;
+	sc.idle_ns = (uint64_t)sp->idle_timeout_ms * 1000000u;
+	sc.rwc.scheme = sp->rwnd == SGW_SPLIT_RWND_PETRA ? SGW_RWC_PETRA :
+			sp->rwnd == SGW_SPLIT_RWND_ACKRES ? SGW_RWC_ACKRES : SGW_RWC_RWND;
+	if (sp->rwnd != SGW_SPLIT_RWND_RWND)
+		sc.rwc.b_th = sp->threshold_bytes != 0 ? sp->threshold_bytes :
+			sp->relay_connection_bytes / 4u * 3u;
+	sgw_tcp_conf_default(&tc);
+	tc.rcv_buf = sp->relay_connection_bytes;
+	sc.rwc.wscale = 0;
+	d = rte_zmalloc("sgw_split_dp", sizeof(*d), RTE_CACHE_LINE_SIZE);
+	if (d == NULL)
+		return -1;
+	dp->sdata[SGW_STAGE_SPLIT] = d;
+	d->cap = cap;
+	d->relay_conn = sp->relay_connection_bytes;
+	d->relay_term = sp->relay_terminal_bytes;
+	d->max_term = sp->max_connections_terminal;
+	d->n_sess = sl->n_sess;
+	d->sat_pidx = sl->pidx;
+	chsz = pow2_at_least(2u * cap);
+	for (i = 0; i < dp->n_workers; i++) {
+		int socket = (int)rte_lcore_to_socket_id(dp->workers[i]->lcore);
+		size_t psz = sgw_pool_mem_size(cap, sizeof(struct sp_obj));
+		uint8_t key[16];
+		struct sp_worker *x;
+		uint32_t k;
+
+		x = rte_zmalloc_socket("sgw_split_worker", sizeof(*x), RTE_CACHE_LINE_SIZE,
+				       socket);
+		if (x == NULL)
+			goto fail;
+		dp->workers[i]->sctx[SGW_STAGE_SPLIT] = x;
+		x->w = dp->workers[i];
+		x->drop_base = sgw_stage_drop_base(SGW_STAGE_SPLIT);
+		x->ring = ring;
+		x->next_ch = 1;
+		x->pool_mem = rte_malloc_socket("sgw_split_pool", psz, RTE_CACHE_LINE_SIZE,
+						socket);
+		x->relay_mem = rte_malloc_socket("sgw_split_relay", (size_t)cap * 2u * ring,
+						 RTE_CACHE_LINE_SIZE, socket);
+		x->chmap = rte_malloc_socket("sgw_split_ch", sizeof(*x->chmap) * chsz,
+					     RTE_CACHE_LINE_SIZE, socket);
+		x->stall = rte_malloc_socket("sgw_split_stall", sizeof(*x->stall) * 2u * cap,
+					     RTE_CACHE_LINE_SIZE, socket);
+		x->term_conns = rte_zmalloc_socket("sgw_split_tc", sizeof(uint32_t) * sl->n_sess,
+						   RTE_CACHE_LINE_SIZE, socket);
+		x->term_relay = rte_zmalloc_socket("sgw_split_tr", sizeof(uint64_t) * sl->n_sess,
+						   RTE_CACHE_LINE_SIZE, socket);
+		if (x->pool_mem == NULL || x->relay_mem == NULL || x->chmap == NULL ||
+		    x->stall == NULL || x->term_conns == NULL || x->term_relay == NULL ||
+		    sgw_pool_init(&x->pool, x->pool_mem, psz, cap, sizeof(struct sp_obj)) != 0)
+			goto fail;
+		x->chmask = chsz - 1u;
+		for (k = 0; k < chsz; k++)
+			x->chmap[k].val = NONE32;
+		if (sgw_tcp_stack_init(&x->st, &tc, &sgw_split_tcp_ops, &x->env) != 0 ||
+		    sgw_split_env_init(&x->env, &sc, &x->st, &io, &sat, x) != 0) {
+			SGW_LOG(ERR, "split: invalid settings");
+			goto fail;
+		}
+		/* RFC 6528: the ISN secret from a random source, per worker. */
+		for (k = 0; k < 16; k++)
+			key[k] = (uint8_t)rte_rand();
+		sgw_tcp_stack_set_secret(&x->st, key);
+	}
+	sl->chan_rx = split_chan_rx;
+	sl->sess_restart = split_sess_restart;
+	SGW_LOG(INFO, "split: on, %u connections per worker, relays of %u bytes (rings %u)",
+		cap, sp->relay_connection_bytes, ring);
+	return 1;
+fail:
+	split_fini(dp);
+	return -1;
+}
+
+/* Shutdown: every half given up (RST both ways is not sent: the ports are stopped). */
+static void
+split_drain(struct sgw_dp *dp)
+{
+	uint32_t i, k;
+
+	if (SPD(dp) == NULL)
+		return;
+	for (i = 0; i < dp->n_workers; i++) {
+		struct sgw_worker *w = dp->workers[i];
+		struct sp_worker *x;
+
+		if (w == NULL || (x = SPW(w)) == NULL || x->pool.base == NULL)
+			continue;
+		for (k = 0; k < x->pool.cap; k++) {
+			struct sp_obj *o = sgw_pool_get(&x->pool, k);
+
+			/* In use (lib/sgw_pool.c marks live objects UINT32_MAX - 1). */
+			if (x->pool.next[k] == NONE32 - 1u && o->sp.state != SGW_SPLIT_S_FREE)
+				half_free(x, o);
+		}
+	}
+}
+
+static void
+split_fini(struct sgw_dp *dp)
+{
+	struct sgw_sl *sl = sgw_sl_of(dp);
+	uint32_t i;
+
+	if (sl != NULL && sl->chan_rx == split_chan_rx) {
+		sl->chan_rx = NULL;
+		sl->sess_restart = NULL;
+	}
+	for (i = 0; i < dp->n_workers; i++) {
+		struct sgw_worker *w = dp->workers[i];
+		struct sp_worker *x;
+
+		if (w == NULL || (x = SPW(w)) == NULL)
+			continue;
+		rte_free(x->pool_mem);
+		rte_free(x->relay_mem);
+		rte_free(x->chmap);
+		rte_free(x->stall);
+		rte_free(x->term_conns);
+		rte_free(x->term_relay);
+		rte_free(x);
+		w->sctx[SGW_STAGE_SPLIT] = NULL;
+	}
+	rte_free(dp->sdata[SGW_STAGE_SPLIT]);
+	dp->sdata[SGW_STAGE_SPLIT] = NULL;
+}
+
+/* ------------------------------------------------------------- reporting */
+
+uint64_t
+sgw_split_dp_ctr(const struct sgw_dp *dp, enum sgw_spd_ctr c)
+{
+	uint64_t v = 0;
+	uint32_t i;
+
+	for (i = 0; i < dp->n_workers; i++) {
+		const struct sp_worker *x;
+
+		if (dp->workers[i] == NULL || (x = SPW(dp->workers[i])) == NULL)
+			continue;
+		if (c == SGW_SPD_RELAY_MAX)
+			v = RTE_MAX(v, __atomic_load_n(&x->ctr[c], __ATOMIC_RELAXED));
+		else
+			v += __atomic_load_n(&x->ctr[c], __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
+uint64_t
+sgw_split_dp_bypass(const struct sgw_dp *dp, enum sgw_spd_bypass b)
+{
+	uint64_t v = 0;
+	uint32_t i;
+
+	for (i = 0; i < dp->n_workers; i++)
+		if (dp->workers[i] != NULL && SPW(dp->workers[i]) != NULL)
+			v += __atomic_load_n(&SPW(dp->workers[i])->byp[b], __ATOMIC_RELAXED);
+	return v;
+}
+
+uint64_t
+sgw_split_dp_lib_ctr(const struct sgw_dp *dp, int c)
+{
+	uint64_t v = 0;
+	uint32_t i;
+
+	if (c < 0 || c >= SGW_SPLIT_C__COUNT)
+		return 0;
+	for (i = 0; i < dp->n_workers; i++)
+		if (dp->workers[i] != NULL && SPW(dp->workers[i]) != NULL)
+			v += __atomic_load_n(&SPW(dp->workers[i])->env.ctr[c], __ATOMIC_RELAXED);
+	return v;
+}
+
+uint64_t
+sgw_split_dp_open(const struct sgw_dp *dp)
+{
+	uint64_t v = 0;
+	uint32_t i;
+
+	for (i = 0; i < dp->n_workers; i++)
+		if (dp->workers[i] != NULL && SPW(dp->workers[i]) != NULL)
+			v += __atomic_load_n(&SPW(dp->workers[i])->pool.used, __ATOMIC_RELAXED);
+	return v;
+}
+
+static void
+split_account(const struct sgw_dp *dp, uint64_t *orig, uint64_t *cons)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < dp->n_workers; i++) {
+		const struct sp_worker *x;
+
+		if (dp->workers[i] == NULL || (x = SPW(dp->workers[i])) == NULL)
+			continue;
+		for (k = 0; k < SP_ORIG__COUNT; k++)
+			orig[k] += __atomic_load_n(&x->orig[k], __ATOMIC_RELAXED);
+		for (k = 0; k < SP_CONS__COUNT; k++)
+			cons[k] += __atomic_load_n(&x->cons[k], __ATOMIC_RELAXED);
+	}
+}
+
+/* Every counter by name: the stage's, its bypass reasons, the halves' (lib). */
+static void
+split_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void *ctx)
+{
+	uint64_t relay = 0;
+	uint32_t i;
+	int k;
+
+	fn(ctx, "connections_open", sgw_split_dp_open(dp));
+	for (i = 0; i < dp->n_workers; i++)
+		if (dp->workers[i] != NULL && SPW(dp->workers[i]) != NULL)
+			relay += __atomic_load_n(&SPW(dp->workers[i])->relay_used,
+						 __ATOMIC_RELAXED);
+	fn(ctx, "relay_bytes", relay);
+	for (k = 0; k < SGW_SPD__COUNT; k++)
+		fn(ctx, sp_ctr_names[k], sgw_split_dp_ctr(dp, (enum sgw_spd_ctr)k));
+	for (k = 0; k < SGW_SPD_BYP__COUNT; k++)
+		fn(ctx, sp_byp_names[k], sgw_split_dp_bypass(dp, (enum sgw_spd_bypass)k));
+	for (k = 0; k < SGW_SPLIT_C__COUNT; k++)
+		fn(ctx, sgw_split_ctr_name(k), sgw_split_dp_lib_ctr(dp, k));
+}
+
+struct sp_json {
+	FILE *f;
+	bool first;
+};
+
+static void
+sp_json_kv(void *ctx, const char *k, uint64_t v)
+{
+	struct sp_json *j = ctx;
+
+	fprintf(j->f, "%s\"%s\": %" PRIu64, j->first ? "" : ", ", k, v);
+	j->first = false;
+}
+
+static void
+split_write_json(const struct sgw_dp *dp, FILE *f)
+{
+	struct sp_json j = { .f = f, .first = true };
+
+	if (SPD(dp) == NULL)
+		return;
+	fprintf(f, "  \"split\": {\"connections_per_worker\": %u, \"relay_connection_bytes\": %u,"
+		"\n    \"counters\": {", SPD(dp)->cap, SPD(dp)->relay_conn);
+	split_fields(dp, sp_json_kv, &j);
+	fprintf(f, "}\n  },\n");
+}
+
+static void
+split_print_summary(const struct sgw_dp *dp, FILE *f)
+{
+	uint64_t byp = 0;
+	int k;
+
+	if (SPD(dp) == NULL)
+		return;
+	for (k = 0; k < SGW_SPD_BYP__COUNT; k++)
+		byp += sgw_split_dp_bypass(dp, (enum sgw_spd_bypass)k);
+	fprintf(f, "  split: %" PRIu64 " opened, %" PRIu64 " accepted, %" PRIu64 " open, %" PRIu64
+		" refused, %" PRIu64 " bypassed, relay max %" PRIu64 " bytes, %" PRIu64
+		" clipped\n", sgw_split_dp_ctr(dp, SGW_SPD_OPENED),
+		sgw_split_dp_ctr(dp, SGW_SPD_ACCEPTED), sgw_split_dp_open(dp),
+		sgw_split_dp_ctr(dp, SGW_SPD_REFUSED), byp,
+		sgw_split_dp_ctr(dp, SGW_SPD_RELAY_MAX),
+		sgw_split_dp_lib_ctr(dp, SGW_SPLIT_C_RELAY_CLIPPED));
+}
+
+static void
+sp_tel_kv(void *ctx, const char *k, uint64_t v)
+{
+	rte_tel_data_add_dict_u64(ctx, k, v);
+}
+
+static int
+split_telemetry(const struct sgw_dp *dp, const char *params, struct rte_tel_data *d)
+{
+	RTE_SET_USED(params);
+	rte_tel_data_start_dict(d);
+	if (SPD(dp) != NULL)
+		split_fields(dp, sp_tel_kv, d);
+	return 0;
+}
+
+const struct sgw_stage_ops sgw_stage_split = {
+	.name = "split",
+	/* No class of its own: the flow stage hands it its flows' TCP packets. */
+	.classes = 0,
+	.init = split_init,
+	.drain = split_drain,
+	.fini = split_fini,
+	.timer = split_timer,
+	.loop = split_loop,
+	.drop_names = sp_drop_names,
+	.n_drops = SP_DROP__COUNT,
+	.orig_names = sp_orig_names,
+	.cons_names = sp_cons_names,
+	.n_orig = SP_ORIG__COUNT,
+	.n_cons = SP_CONS__COUNT,
+	.account = split_account,
+	.write_json = split_write_json,
+	.print_summary = split_print_summary,
+	.tel_cmd = "/satgw/split",
+	.tel_help = "TCP split stage counters",
+	.telemetry = split_telemetry,
+};
