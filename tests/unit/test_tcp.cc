@@ -1818,7 +1818,7 @@ TEST(TcpSack, PoolEmptyIgnoresSackAndRecoversLikeNewReno)
 	EXPECT_TRUE(d.e.c.flags & SGW_TCP_CF_RECOVERY);
 	EXPECT_TRUE(d.e.c.flags & SGW_TCP_CF_NOSB);
 	EXPECT_EQ(d.e.c.ssthresh, 5000u);
-	EXPECT_EQ(d.e.c.cwnd, 5000u + 3000u) << "NewReno inflation, not RFC 6675's cwnd = ssthresh";
+	EXPECT_EQ(d.e.c.cwnd, 5000u + 3000u) << "NewReno inflation, not RFC 6675's cwnd";
 	// a fourth duplicate ACK inflates; its blocks are not even looked at
 	DrillIn(d, SackAck(1001, {{5001, 7001}, {2001, 4001}}));
 	d.NoMore();
