@@ -115,8 +115,18 @@ int tcp_sb_update(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c,
 int tcp_sb_is_lost(struct sgw_tcp_stack *st, const struct sgw_tcp_conn *c, uint32_t seq);
 uint32_t tcp_sb_sacked_below(struct sgw_tcp_stack *st, const struct sgw_tcp_conn *c,
 			     uint32_t seq);
-void tcp_sb_idle(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c);
 void tcp_sb_drop(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c);
+
+/*
+ * Give c's board back if it holds nothing that matters: no range, not in
+ * SACK recovery. Inline: every ACK of a SACK connection asks.
+ */
+static inline void
+tcp_sb_idle(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c)
+{
+	if (c->sb_idx != SGW_TCP_SB_NONE && c->sb_n == 0 && !tcp_sack_recovery(c))
+		tcp_sb_drop(st, c);
+}
 void tcp_sack_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		     struct sgw_tcp_out *out);
 int tcp_sack_enter(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,

@@ -97,13 +97,6 @@ tcp_sb_drop(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c)
 	c->sb_idx = SGW_TCP_SB_NONE;
 }
 
-/* Give c's board back if it holds nothing that matters: no range, not in SACK recovery. */
-void
-tcp_sb_idle(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c)
-{
-	if (c->sb_idx != SGW_TCP_SB_NONE && c->sb_n == 0 && !tcp_sack_recovery(c))
-		tcp_sb_drop(st, c);
-}
 
 /* Remove ranges below snd_una; the ACK stopping exactly at a range is reneging. */
 void
