@@ -12,9 +12,10 @@
  * per connection by timer id on the caller's per-core wheel.
  *
  * Plain C11, no globals, no clock reads (time is passed in, ns, monotonic),
- * no allocation anywhere: the caller owns the connection memory (320 bytes,
- * 5 cache lines), the per-core stack struct, the payload storage and the
- * timer wheel. docs/tcp-endpoint.md has the layout, the states and which RFC
+ * no allocation anywhere: the caller owns the connection memory (256 bytes,
+ * 4 cache lines), the per-core stack struct (with its pool of SACK
+ * scoreboards, see struct sgw_tcp_sb), the payload storage and the timer
+ * wheel. docs/tcp-endpoint.md has the layout, the states and which RFC
  * features are done.
  *
  * Payload never lives here. Received bytes go to the caller's receive buffer
@@ -362,10 +363,44 @@ enum sgw_tcp_ctr {
 	SGW_TCP_C_SACK_RENEGE,    /* the ACK stopped at a SACKed range: scoreboard cleared */
 	SGW_TCP_C_KEEPALIVE_PROBES,
 	SGW_TCP_C_KEEPALIVE_ABORT, /* keepalive probes unanswered: RST sent */
+	SGW_TCP_C_SB_NOMEM,       /* ACKs whose SACK blocks were ignored: no scoreboard free */
+	SGW_TCP_C_SB_NOMEM_RECOVERY, /* loss recoveries run NewReno: no scoreboard free */
 	SGW_TCP_C__COUNT
 };
 
 const char *sgw_tcp_ctr_name(int ctr);
+
+/*
+ * SACKed ranges the sender remembers (RFC 6675 scoreboard). More ranges than
+ * this: the highest are forgotten (they are only retransmitted needlessly).
+ */
+#define SGW_TCP_SB_MAX 6u
+
+/*
+ * The sender's RFC 6675 scoreboard, out of line: 64 bytes. A connection
+ * holds one only while the peer has SACKed data above snd_una or while it is
+ * in SACK loss recovery (c->sb_idx, the board's index in its stack's pool);
+ * an idle connection holds none, so that it fits 4 cache lines (the issue's
+ * budget: 512 bytes per idle split connection). The boards come from the
+ * stack's pool (per core, bounded: sgw_tcp_stack_set_sb_pool, else the
+ * SGW_TCP_SB_POOL_DEFAULT built into the stack). When the pool is empty the
+ * connection behaves as if the ACKs carried no SACK information: the blocks
+ * are ignored (SGW_TCP_C_SB_NOMEM) and a loss is repaired by NewReno
+ * (RFC 6582; SGW_TCP_C_SB_NOMEM_RECOVERY) - slower for that connection,
+ * never wrong.
+ */
+struct sgw_tcp_sb {
+	struct sgw_tcp_sack r[SGW_TCP_SB_MAX]; /* SACKed ranges above snd_una: seq order,
+						* disjoint, not adjacent (c->sb_n of them) */
+	uint32_t high_rxt;                     /* RFC 6675 HighRxt: end of the highest
+						* retransmission (kept during recovery) */
+	uint32_t next;                         /* free list link while free */
+	const struct sgw_tcp_conn *owner;      /* the connection holding it, NULL: free */
+};
+
+#define SGW_TCP_SB_NONE UINT32_MAX  /* c->sb_idx: no scoreboard */
+/* Boards built into struct sgw_tcp_stack (used until sgw_tcp_stack_set_sb_pool). */
+#define SGW_TCP_SB_POOL_DEFAULT 64u
 
 /* Per core: configuration, callbacks and counters shared by its connections. */
 struct sgw_tcp_stack {
@@ -378,11 +413,38 @@ struct sgw_tcp_stack {
 	const struct sgw_tcp_cc_ops *cc; /* for new connections (NULL: NewReno) */
 	uint64_t ctr[SGW_TCP_C__COUNT];
 	uint64_t parse_ctr[SGW_TCP_PR__COUNT];
+	/* the scoreboard pool: read sb_used / sb_used_max, write nothing */
+	struct sgw_tcp_sb *sb_pool;  /* the caller's (set_sb_pool), NULL: sb_local */
+	uint32_t sb_cap;             /* boards in the pool */
+	uint32_t sb_next;            /* boards [sb_next, sb_cap) never used yet */
+	uint32_t sb_free;            /* free list head (SGW_TCP_SB_NONE: empty) */
+	uint32_t sb_used;            /* boards held by connections now */
+	uint32_t sb_used_max;        /* the most ever held at once */
+	uint32_t sb_pad;
+	struct sgw_tcp_sb sb_local[SGW_TCP_SB_POOL_DEFAULT];
 };
 
 /* 0, or -1 when conf is invalid or an op is NULL. */
 int sgw_tcp_stack_init(struct sgw_tcp_stack *st, const struct sgw_tcp_conf *conf,
 		       const struct sgw_tcp_ops *ops, void *ctx);
+
+/*
+ * Use the caller's n scoreboards (pool, n * sizeof(struct sgw_tcp_sb) bytes,
+ * best 64-byte aligned; it must outlive the stack) instead of the
+ * SGW_TCP_SB_POOL_DEFAULT built in; pool NULL: the built-in ones again. Size
+ * it for the connections that may hold SACK ranges or recover at the same
+ * time (a few percent of the busy ones), not for all connections. Only while
+ * no board is held (after sgw_tcp_stack_init, or once every connection closed):
+ * 0, else -1 (nothing changed).
+ */
+int sgw_tcp_stack_set_sb_pool(struct sgw_tcp_stack *st, struct sgw_tcp_sb *pool, uint32_t n);
+
+/*
+ * c's scoreboard ranges (c->sb_n of them, seq order), or NULL when c holds
+ * no scoreboard. For tests and diagnostics.
+ */
+const struct sgw_tcp_sack *sgw_tcp_sb_ranges(const struct sgw_tcp_stack *st,
+					     const struct sgw_tcp_conn *c);
 
 /* Starts a cache line (the header is also read by C++ tests). */
 #ifdef __cplusplus
@@ -393,12 +455,6 @@ int sgw_tcp_stack_init(struct sgw_tcp_stack *st, const struct sgw_tcp_conf *conf
 
 /* Out-of-order records kept per connection: a peer can open at most this many holes. */
 #define SGW_TCP_OOO_MAX 6u
-
-/*
- * SACKed ranges the sender remembers (RFC 6675 scoreboard). More ranges than
- * this: the highest are forgotten (they are only retransmitted needlessly).
- */
-#define SGW_TCP_SB_MAX 6u
 
 /* Connection flags (c->flags). */
 #define SGW_TCP_CF_TS 0x0001         /* timestamps negotiated */
@@ -418,11 +474,16 @@ int sgw_tcp_stack_init(struct sgw_tcp_stack *st, const struct sgw_tcp_conf *conf
 #define SGW_TCP_CF_PEER_SACK 0x4000  /* SYN_RCVD: the SYN had SACK-permitted */
 #define SGW_TCP_CF_RESCUED 0x8000    /* RFC 6675: this recovery's rescue retransmission sent */
 #define SGW_TCP_CF_KEEPALIVE 0x10000 /* T_WAIT runs as the keepalive timer */
+#define SGW_TCP_CF_NOSB 0x20000      /* SACK on, but this recovery is NewReno: no
+				      * scoreboard was free (SACK blocks ignored till it ends) */
 
 /*
- * One connection: 320 bytes, 5 cache lines. Sequence numbers are 32-bit
+ * One connection: 256 bytes, 4 cache lines (320 before the SACK scoreboard
+ * moved out of line to struct sgw_tcp_sb). Sequence numbers are 32-bit
  * serial. The caller allocates it 64-byte aligned (or anyhow: it works, only
- * slower) and must not write it except tw[] and user.
+ * slower) and must not write it except tw[] and user. Its memory may be
+ * reused only once it is CLOSED (SGW_TCP_EV_CLOSED, or sgw_tcp_abort): that
+ * returns its scoreboard, if any, to the stack's pool.
  */
 struct sgw_tcp_conn {
 	/* line 0: receive side, read by every segment */
@@ -469,15 +530,17 @@ struct sgw_tcp_conn {
 	uint16_t mss_local;          /* our MSS, clamp (set before connect/listen) */
 	uint16_t peer_mss;           /* the MSS option the peer sent (536 if none) */
 	uint32_t last_rcv_ms;        /* when the last segment came (ms of now_ns; keepalive) */
-	uint8_t sb_n;                /* ranges in sb[] (here: read by every ACK, sb[] is not) */
-	uint8_t pad1[3];
+	uint8_t sb_n;                /* ranges in the scoreboard (0 without one; here: read
+				      * by every ACK, the board is not) */
+	uint8_t ka_probes;           /* keepalive probes unanswered */
+	uint16_t pad1;
 
 	/* line 2: timers, RTT, congestion control */
 	SGW_TCP_CACHE_LINE uint64_t rtt_ts;   /* with CF_RTT_TIMING: when it was sent */
 	uint32_t srtt_us;            /* 0: no sample yet */
 	uint32_t rttvar_us;
 	uint32_t rto_us;             /* current RTO without backoff */
-	uint32_t pad2;
+	uint32_t sb_idx;             /* scoreboard in the stack's pool, SGW_TCP_SB_NONE: none */
 	const struct sgw_tcp_cc_ops *cc;
 	uint8_t cc_data[32];         /* the algorithm's own state */
 
@@ -486,15 +549,10 @@ struct sgw_tcp_conn {
 	uint32_t tw[SGW_TCP_T__COUNT]; /* the caller's wheel handles, one per timer id */
 
 	/*
-	 * line 4: the sender's SACK scoreboard (RFC 6675): SACKed ranges above
-	 * snd_una (seq order, disjoint, not adjacent); read only by ACKs that
-	 * carry SACK blocks, while ranges are held, and during recovery.
+	 * The sender's SACK scoreboard (RFC 6675) is not here: struct
+	 * sgw_tcp_sb, attached by sb_idx while ranges are held or during SACK
+	 * recovery (a fifth cache line every connection would pay for idle).
 	 */
-	SGW_TCP_CACHE_LINE struct sgw_tcp_sack sb[SGW_TCP_SB_MAX];
-	uint32_t high_rxt;           /* RFC 6675 HighRxt: end of the highest retransmission
-				      * (kept up to date only during recovery) */
-	uint8_t ka_probes;           /* keepalive probes unanswered */
-	uint8_t pad4[11];
 };
 
 /*

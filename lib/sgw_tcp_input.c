@@ -140,7 +140,7 @@ reset_by_peer(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint8_t reason,
 	st->ctr[SGW_TCP_C_RST_IN]++;
 	out->events |= SGW_TCP_EV_RESET;
 	out->reason = reason;
-	tcp_closed(c, out);
+	tcp_closed(st, c, out);
 }
 
 /* ------------------------------------------------------------ out of order */
@@ -314,6 +314,34 @@ rcv_text(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 
 /* ------------------------------------------------------------ ACK */
 
+/* RFC 6582 3.2 step 2: fast retransmit, cwnd = ssthresh + 3 MSS (inflated) */
+static void
+newreno_enter(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
+	      struct sgw_tcp_out *out)
+{
+	st->ctr[SGW_TCP_C_FAST_RETX]++;
+	c->ssthresh = c->cc->ssthresh(c, now);
+	c->recover = c->snd_max;
+	c->flags |= SGW_TCP_CF_RECOVERY;
+	tcp_retransmit_head(st, c, now, out);
+	c->cwnd = c->ssthresh + 3u * c->snd_mss;
+}
+
+/*
+ * SACK recovery, or NewReno for it when the stack has no scoreboard free
+ * (SGW_TCP_CF_NOSB until the recovery ends: the SACK blocks are ignored).
+ */
+static void
+sack_enter(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
+	   struct sgw_tcp_out *out)
+{
+	if (tcp_sack_enter(st, c, now, out) == 0)
+		return;
+	st->ctr[SGW_TCP_C_SB_NOMEM_RECOVERY]++;
+	c->flags |= SGW_TCP_CF_NOSB;
+	newreno_enter(st, c, now, out);
+}
+
 static void
 dupack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now, uint32_t ack,
        struct sgw_tcp_out *out)
@@ -321,15 +349,15 @@ dupack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now, uint32_t 
 	st->ctr[SGW_TCP_C_DUPACKS_IN]++;
 	if (c->dupacks < UINT16_MAX)
 		c->dupacks++;
-	if (c->flags & SGW_TCP_CF_SACK) {
+	if (tcp_sack_on(c)) {
 		/*
 		 * RFC 6675 5: recovery on the DupThresh-th duplicate ACK or as
 		 * soon as the scoreboard says the first hole is lost; not for
 		 * a window already repaired (HighACK >= RecoveryPoint).
 		 */
 		if (!(c->flags & SGW_TCP_CF_RECOVERY) && SGW_SEQ_GE(ack, c->recover) &&
-		    (c->dupacks >= 3 || tcp_sb_is_lost(c, c->snd_una)))
-			tcp_sack_enter(st, c, now, out);
+		    (c->dupacks >= 3 || tcp_sb_is_lost(st, c, c->snd_una)))
+			sack_enter(st, c, now, out);
 		return;
 	}
 	if (c->flags & SGW_TCP_CF_RECOVERY) {
@@ -341,12 +369,7 @@ dupack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now, uint32_t 
 	/* RFC 6582 3.2 step 2: not again for the losses of the window being repaired */
 	if (c->dupacks != 3 || !SGW_SEQ_GT(ack, c->recover))
 		return;
-	st->ctr[SGW_TCP_C_FAST_RETX]++;
-	c->ssthresh = c->cc->ssthresh(c, now);
-	c->recover = c->snd_max;
-	c->flags |= SGW_TCP_CF_RECOVERY;
-	tcp_retransmit_head(st, c, now, out);
-	c->cwnd = c->ssthresh + 3u * c->snd_mss;
+	newreno_enter(st, c, now, out);
 }
 
 /*
@@ -374,8 +397,7 @@ rcv_ack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	if (!SGW_SEQ_GT(ack, c->snd_una)) {
 		int news = 0;
 
-		if (ack == c->snd_una && (seg->opts & SGW_TCP_O_SACK) &&
-		    (c->flags & SGW_TCP_CF_SACK))
+		if (ack == c->snd_una && (seg->opts & SGW_TCP_O_SACK) && tcp_sack_on(c))
 			news = tcp_sb_update(st, c, seg);
 		/* RFC 5681 2: the duplicate ACK that counts */
 		if (ack == c->snd_una && seg->len == 0 &&
@@ -383,9 +405,9 @@ rcv_ack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		    c->snd_max != c->snd_una)
 			dupack(st, c, now, ack, out);
 		else if (news && !(c->flags & SGW_TCP_CF_RECOVERY) &&
-			 SGW_SEQ_GE(ack, c->recover) && tcp_sb_is_lost(c, c->snd_una))
+			 SGW_SEQ_GE(ack, c->recover) && tcp_sb_is_lost(st, c, c->snd_una))
 			/* RFC 6675 5 (2): data riding on the ACK does not hide a loss */
-			tcp_sack_enter(st, c, now, out);
+			sack_enter(st, c, now, out);
 		return;
 	}
 	acked = ack - c->snd_una;
@@ -404,14 +426,17 @@ rcv_ack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	tcp_timer_cancel(c, out, SGW_TCP_T_RTX);
 	if (syn)
 		acked--;
-	if (c->flags & SGW_TCP_CF_SACK) {
+	if (tcp_sack_on(c)) {
 		if (c->sb_n)
 			tcp_sb_acked(st, c);
 		if (seg->opts & SGW_TCP_O_SACK)
 			tcp_sb_update(st, c, seg);
 		if (c->flags & SGW_TCP_CF_RECOVERY) {
-			if (SGW_SEQ_LT(c->high_rxt, c->snd_una))
-				c->high_rxt = c->snd_una;
+			/* SACK recovery holds a board (tcp_sack_enter) */
+			struct sgw_tcp_sb *b = tcp_sb(st, c);
+
+			if (SGW_SEQ_LT(b->high_rxt, c->snd_una))
+				b->high_rxt = c->snd_una;
 			if (SGW_SEQ_GE(ack, c->recover)) {
 				/* RFC 6675: recovery ends at RecoveryPoint; cwnd is ssthresh */
 				c->cwnd = c->ssthresh;
@@ -419,10 +444,13 @@ rcv_ack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 				c->dupacks = 0;
 				if (c->cc->recovered != NULL)
 					c->cc->recovered(c, now);
+				tcp_sb_idle(st, c);
 			}
 			/* else: tcp_output runs step (C) with the new pipe */
 			return;
 		}
+		/* all ranges acknowledged (or reneged): the board goes back */
+		tcp_sb_idle(st, c);
 	}
 	if (c->flags & SGW_TCP_CF_RECOVERY) {
 		if (SGW_SEQ_GE(ack, c->recover)) {
@@ -430,7 +458,8 @@ rcv_ack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 			uint32_t fl = c->snd_max - c->snd_una + c->snd_mss;
 
 			c->cwnd = c->ssthresh < fl ? c->ssthresh : fl;
-			c->flags &= ~(uint32_t)SGW_TCP_CF_RECOVERY;
+			/* a NewReno fallback (CF_NOSB) ends here too: SACK blocks count again */
+			c->flags &= ~(uint32_t)(SGW_TCP_CF_RECOVERY | SGW_TCP_CF_NOSB);
 			c->dupacks = 0;
 			if (c->cc->recovered != NULL)
 				c->cc->recovered(c, now);
@@ -694,7 +723,7 @@ input_sync(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 			tcp_enter_time_wait(st, c, now, out);
 			break;
 		case SGW_TCP_LAST_ACK:
-			tcp_closed(c, out);
+			tcp_closed(st, c, out);
 			return;
 		default:
 			break;

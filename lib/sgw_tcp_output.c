@@ -14,11 +14,12 @@
 #include "sgw_tcp.h"
 #include "sgw_tcp_priv.h"
 
-_Static_assert(sizeof(struct sgw_tcp_conn) == 320, "sgw_tcp_conn is 5 cache lines");
+_Static_assert(sizeof(struct sgw_tcp_conn) == 256, "sgw_tcp_conn is 4 cache lines");
+_Static_assert(sizeof(struct sgw_tcp_sb) == 64, "a SACK scoreboard is one cache line");
 _Static_assert(offsetof(struct sgw_tcp_conn, snd_una) == 64, "line 1 is the send side");
 _Static_assert(offsetof(struct sgw_tcp_conn, rtt_ts) == 128, "line 2 is timers and RTT");
 _Static_assert(offsetof(struct sgw_tcp_conn, ooo) == 192, "line 3 is the ooo records");
-_Static_assert(offsetof(struct sgw_tcp_conn, sb) == 256, "line 4 is the SACK scoreboard");
+_Static_assert(offsetof(struct sgw_tcp_conn, sb_n) < 128, "sb_n is read by every ACK");
 
 static const char *const state_names[SGW_TCP_S__COUNT] = {
 	[SGW_TCP_CLOSED] = "CLOSED",
@@ -82,6 +83,8 @@ static const char *const ctr_names[SGW_TCP_C__COUNT] = {
 	[SGW_TCP_C_SACK_RENEGE] = "sack_renege",
 	[SGW_TCP_C_KEEPALIVE_PROBES] = "keepalive_probes",
 	[SGW_TCP_C_KEEPALIVE_ABORT] = "keepalive_abort",
+	[SGW_TCP_C_SB_NOMEM] = "sb_nomem",
+	[SGW_TCP_C_SB_NOMEM_RECOVERY] = "sb_nomem_recovery",
 };
 
 const char *
@@ -166,6 +169,9 @@ sgw_tcp_stack_init(struct sgw_tcp_stack *st, const struct sgw_tcp_conf *conf,
 	while (ws < SGW_TCP_MAX_WSCALE && (conf->rcv_buf >> ws) > 65535)
 		ws++;
 	st->rcv_wscale = conf->wscale ? ws : 0;
+	/* the built-in scoreboards until sgw_tcp_stack_set_sb_pool */
+	st->sb_cap = SGW_TCP_SB_POOL_DEFAULT;
+	st->sb_free = SGW_TCP_SB_NONE;
 	return 0;
 }
 
@@ -191,7 +197,7 @@ sgw_tcp_conn_init(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint32_t iss
 	/* RFC 7323 5.4 wants a per-connection random offset: iss is one (RFC 6528) */
 	c->ts_offset = iss * 2654435761u;
 	c->rto_us = (uint32_t)(st->conf.rto_init_ns / TCP_NS_PER_US);
-	c->high_rxt = iss;
+	c->sb_idx = SGW_TCP_SB_NONE;
 	for (i = 0; i < SGW_TCP_T__COUNT; i++)
 		c->tw[i] = UINT32_MAX;
 	c->cc = st->cc != NULL ? st->cc : &sgw_tcp_cc_newreno;
@@ -519,8 +525,7 @@ tcp_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 {
 	if (!can_send_data(c))
 		return;
-	if ((c->flags & (SGW_TCP_CF_SACK | SGW_TCP_CF_RECOVERY)) ==
-	    (SGW_TCP_CF_SACK | SGW_TCP_CF_RECOVERY)) {
+	if (tcp_sack_recovery(c)) {
 		/* RFC 6675: pipe and NextSeg decide, not snd_nxt */
 		tcp_sack_output(st, c, now, out);
 		return;
@@ -541,17 +546,19 @@ tcp_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 			 * Going back after an RTO: skip what the peer SACKed,
 			 * and do not count it as in flight (RFC 6675 5.1).
 			 */
+			const struct sgw_tcp_sack *sb = tcp_sb(st, c)->r;
 			uint32_t k, stop = c->snd_max;
 
 			for (k = 0; k < c->sb_n; k++) {
-				if (SGW_SEQ_LE(c->sb[k].left, c->snd_nxt) &&
-				    SGW_SEQ_GT(c->sb[k].right, c->snd_nxt))
-					c->snd_nxt = c->sb[k].right;
-				else if (SGW_SEQ_GT(c->sb[k].left, c->snd_nxt) &&
-					 SGW_SEQ_LT(c->sb[k].left, stop))
-					stop = c->sb[k].left;
+				if (SGW_SEQ_LE(sb[k].left, c->snd_nxt) &&
+				    SGW_SEQ_GT(sb[k].right, c->snd_nxt))
+					c->snd_nxt = sb[k].right;
+				else if (SGW_SEQ_GT(sb[k].left, c->snd_nxt) &&
+					 SGW_SEQ_LT(sb[k].left, stop))
+					stop = sb[k].left;
 			}
-			inflight = c->snd_nxt - c->snd_una - tcp_sb_sacked_below(c, c->snd_nxt);
+			inflight = c->snd_nxt - c->snd_una -
+				   tcp_sb_sacked_below(st, c, c->snd_nxt);
 			left = (int32_t)(c->snd_end - c->snd_nxt);
 			if (left > 0 && SGW_SEQ_LT(c->snd_nxt, stop) &&
 			    (int32_t)(stop - c->snd_nxt) < left)
@@ -597,10 +604,14 @@ tcp_retransmit_head(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t n
 	if (len > c->snd_mss)
 		len = c->snd_mss;
 	fin = (c->flags & SGW_TCP_CF_FIN_QUEUED) && left >= 0 && len == (uint32_t)left;
-	if (c->sb_n && SGW_SEQ_LT(c->sb[0].left, c->snd_una + len + (fin ? 1u : 0u))) {
-		/* not into what the peer SACKed */
-		len = c->sb[0].left - c->snd_una;
-		fin = 0;
+	if (c->sb_n != 0) {
+		uint32_t l0 = tcp_sb(st, c)->r[0].left;
+
+		if (SGW_SEQ_LT(l0, c->snd_una + len + (fin ? 1u : 0u))) {
+			/* not into what the peer SACKed */
+			len = l0 - c->snd_una;
+			fin = 0;
+		}
 	}
 	if (len == 0 && !fin)
 		return;
@@ -611,10 +622,13 @@ tcp_retransmit_head(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t n
 }
 
 void
-tcp_closed(struct sgw_tcp_conn *c, struct sgw_tcp_out *out)
+tcp_closed(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, struct sgw_tcp_out *out)
 {
 	unsigned int i;
 
+	/* the scoreboard goes back to the pool: the slot may be freed after this */
+	tcp_sb_drop(st, c);
+	c->flags &= ~(uint32_t)(SGW_TCP_CF_RECOVERY | SGW_TCP_CF_NOSB);
 	c->state = SGW_TCP_CLOSED;
 	for (i = 0; i < SGW_TCP_T__COUNT; i++)
 		tcp_timer_cancel(c, out, i);
@@ -758,7 +772,7 @@ sgw_tcp_shutdown(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now_
 		return -1;
 	switch (c->state) {
 	case SGW_TCP_LISTEN:
-		tcp_closed(c, out);
+		tcp_closed(st, c, out);
 		return 0;
 	case SGW_TCP_SYN_SENT:
 	case SGW_TCP_SYN_RCVD:
@@ -798,7 +812,7 @@ sgw_tcp_abort(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now_ns,
 	}
 	out->events |= SGW_TCP_EV_RESET;
 	out->reason = SGW_TCP_RR_ABORT;
-	tcp_closed(c, out);
+	tcp_closed(st, c, out);
 }
 
 void
@@ -829,7 +843,7 @@ timer_rtx(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 			st->ctr[SGW_TCP_C_TIMEOUT_ABORT]++;
 			out->events |= SGW_TCP_EV_RESET;
 			out->reason = SGW_TCP_RR_TIMEOUT;
-			tcp_closed(c, out);
+			tcp_closed(st, c, out);
 			return;
 		}
 		if (c->backoff < 30)
@@ -848,14 +862,14 @@ timer_rtx(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		tcp_send_rst(st, c, c->snd_una, 0, 0, out);
 		out->events |= SGW_TCP_EV_RESET;
 		out->reason = SGW_TCP_RR_TIMEOUT;
-		tcp_closed(c, out);
+		tcp_closed(st, c, out);
 		return;
 	}
 	st->ctr[SGW_TCP_C_RTO]++;
 	/* RFC 5681 (4) and the loss window; RFC 6582: no fast retransmit below snd_max */
 	c->ssthresh = c->cc->ssthresh(c, now);
 	c->cwnd = c->snd_mss;
-	c->flags &= ~(uint32_t)(SGW_TCP_CF_RECOVERY | SGW_TCP_CF_RTT_TIMING);
+	c->flags &= ~(uint32_t)(SGW_TCP_CF_RECOVERY | SGW_TCP_CF_RTT_TIMING | SGW_TCP_CF_NOSB);
 	c->dupacks = 0;
 	/*
 	 * RFC 6675 5.1: RecoveryPoint = HighData, no new recovery before it is
@@ -863,7 +877,10 @@ timer_rtx(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	 * by tcp_sb_acked), so going back N skips what the peer holds.
 	 */
 	c->recover = c->snd_max;
-	c->high_rxt = c->snd_una;
+	if (c->sb_idx != SGW_TCP_SB_NONE)
+		tcp_sb(st, c)->high_rxt = c->snd_una;
+	/* out of recovery with no range: the board goes back */
+	tcp_sb_idle(st, c);
 	/* RFC 6298 5.5: back off */
 	if (c->backoff < 30)
 		c->backoff++;
@@ -945,7 +962,7 @@ timer_keepalive(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		tcp_send_rst(st, c, c->snd_max, 0, 0, out);
 		out->events |= SGW_TCP_EV_RESET;
 		out->reason = SGW_TCP_RR_TIMEOUT;
-		tcp_closed(c, out);
+		tcp_closed(st, c, out);
 		return 1;
 	}
 	memset(&s, 0, sizeof(s));
@@ -988,7 +1005,7 @@ sgw_tcp_timer(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now_ns,
 			break;
 		}
 		if (c->state == SGW_TCP_TIME_WAIT || c->state == SGW_TCP_FIN_WAIT_2) {
-			tcp_closed(c, out);
+			tcp_closed(st, c, out);
 			return;
 		}
 		break;

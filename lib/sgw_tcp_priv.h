@@ -77,7 +77,7 @@ void tcp_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		struct sgw_tcp_out *out);
 void tcp_retransmit_head(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 			 struct sgw_tcp_out *out);
-void tcp_closed(struct sgw_tcp_conn *c, struct sgw_tcp_out *out);
+void tcp_closed(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, struct sgw_tcp_out *out);
 void tcp_set_timers(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		    struct sgw_tcp_out *out);
 void tcp_enter_time_wait(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
@@ -86,16 +86,50 @@ uint32_t tcp_rcv_window(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, int sy
 void tcp_send_data(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now, uint32_t seq,
 		   uint32_t len, int fin, struct sgw_tcp_out *out);
 
+/* SACK recovery runs (RFC 6675): SACK negotiated, in recovery, with a scoreboard. */
+static inline int
+tcp_sack_recovery(const struct sgw_tcp_conn *c)
+{
+	return (c->flags & (SGW_TCP_CF_SACK | SGW_TCP_CF_RECOVERY | SGW_TCP_CF_NOSB)) ==
+	       (SGW_TCP_CF_SACK | SGW_TCP_CF_RECOVERY);
+}
+
+/* The ACKs' SACK blocks are used: SACK negotiated, not in a NewReno fallback recovery. */
+static inline int
+tcp_sack_on(const struct sgw_tcp_conn *c)
+{
+	return (c->flags & (SGW_TCP_CF_SACK | SGW_TCP_CF_NOSB)) == SGW_TCP_CF_SACK;
+}
+
+/* c's scoreboard: only when c->sb_idx != SGW_TCP_SB_NONE. */
+static inline struct sgw_tcp_sb *
+tcp_sb(struct sgw_tcp_stack *st, const struct sgw_tcp_conn *c)
+{
+	return (st->sb_pool != NULL ? st->sb_pool : st->sb_local) + c->sb_idx;
+}
+
 /* sgw_tcp_sack.c (RFC 6675) */
 void tcp_sb_acked(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c);
 int tcp_sb_update(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c,
 		  const struct sgw_tcp_seg *seg);
-int tcp_sb_is_lost(const struct sgw_tcp_conn *c, uint32_t seq);
-uint32_t tcp_sack_pipe(const struct sgw_tcp_conn *c);
-uint32_t tcp_sb_sacked_below(const struct sgw_tcp_conn *c, uint32_t seq);
+int tcp_sb_is_lost(struct sgw_tcp_stack *st, const struct sgw_tcp_conn *c, uint32_t seq);
+uint32_t tcp_sb_sacked_below(struct sgw_tcp_stack *st, const struct sgw_tcp_conn *c,
+			     uint32_t seq);
+void tcp_sb_drop(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c);
+
+/*
+ * Give c's board back if it holds nothing that matters: no range, not in
+ * SACK recovery. Inline: every ACK of a SACK connection asks.
+ */
+static inline void
+tcp_sb_idle(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c)
+{
+	if (c->sb_idx != SGW_TCP_SB_NONE && c->sb_n == 0 && !tcp_sack_recovery(c))
+		tcp_sb_drop(st, c);
+}
 void tcp_sack_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		     struct sgw_tcp_out *out);
-void tcp_sack_enter(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
-		    struct sgw_tcp_out *out);
+int tcp_sack_enter(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
+		   struct sgw_tcp_out *out);
 
 #endif /* SGW_TCP_PRIV_H */

@@ -1,10 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * TCP endpoint, SACK-based loss recovery on the sending side (RFC 6675):
- * the scoreboard of SACKed ranges the peer reported (c->sb[], at most
- * SGW_TCP_SB_MAX ranges above snd_una), IsLost, SetPipe, NextSeg with the
- * rescue retransmission, and recovery entry. Used only when SACK-permitted
- * was negotiated; otherwise sgw_tcp_input.c does NewReno (RFC 6582).
+ * the scoreboard of SACKed ranges the peer reported (at most SGW_TCP_SB_MAX
+ * ranges above snd_una), IsLost, SetPipe, NextSeg with the rescue
+ * retransmission, and recovery entry. Used only when SACK-permitted was
+ * negotiated; otherwise sgw_tcp_input.c does NewReno (RFC 6582).
+ *
+ * The scoreboard (struct sgw_tcp_sb) lives out of line in the stack's pool:
+ * a connection takes one when the first range arrives or when recovery
+ * starts, and gives it back (tcp_sb_idle) once it has no range and is not
+ * in SACK recovery; an idle connection holds none (sgw_tcp.h says why). An
+ * empty pool is not an error: the SACK information of that ACK is ignored
+ * (counted), and a recovery that cannot get a board runs NewReno
+ * (SGW_TCP_CF_NOSB, counted) - what a sender without SACK would do.
  *
  * The scoreboard holds byte ranges, not per-segment marks: IsLost is the
  * same for every byte of a hole (the SACKed bytes above it do not change
@@ -21,30 +29,103 @@
 /* RFC 6675 DupThresh */
 #define TCP_DUPTHRESH 3u
 
+int
+sgw_tcp_stack_set_sb_pool(struct sgw_tcp_stack *st, struct sgw_tcp_sb *pool, uint32_t n)
+{
+	if (st == NULL || st->sb_used != 0 || (pool != NULL && n == SGW_TCP_SB_NONE))
+		return -1;
+	st->sb_pool = pool;
+	st->sb_cap = pool != NULL ? n : SGW_TCP_SB_POOL_DEFAULT;
+	/* boards are handed out from sb_next up, then from the free list: no init loop */
+	st->sb_next = 0;
+	st->sb_free = SGW_TCP_SB_NONE;
+	return 0;
+}
+
+const struct sgw_tcp_sack *
+sgw_tcp_sb_ranges(const struct sgw_tcp_stack *st, const struct sgw_tcp_conn *c)
+{
+	if (c->sb_idx == SGW_TCP_SB_NONE)
+		return NULL;
+	return tcp_sb((struct sgw_tcp_stack *)(uintptr_t)st, c)->r;
+}
+
+/* c's board, taken from the pool if it has none; NULL when the pool is empty. */
+static struct sgw_tcp_sb *
+sb_attach(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c)
+{
+	struct sgw_tcp_sb *b;
+	uint32_t i;
+
+	if (c->sb_idx != SGW_TCP_SB_NONE)
+		return tcp_sb(st, c);
+	if (st->sb_free != SGW_TCP_SB_NONE) {
+		i = st->sb_free;
+		c->sb_idx = i;
+		b = tcp_sb(st, c);
+		st->sb_free = b->next;
+	} else if (st->sb_next < st->sb_cap) {
+		i = st->sb_next++;
+		c->sb_idx = i;
+		b = tcp_sb(st, c);
+	} else {
+		return NULL;
+	}
+	b->owner = c;
+	b->next = SGW_TCP_SB_NONE;
+	b->high_rxt = c->snd_una;
+	c->sb_n = 0;
+	if (++st->sb_used > st->sb_used_max)
+		st->sb_used_max = st->sb_used;
+	return b;
+}
+
+/* Give c's board back (its ranges are forgotten). */
+void
+tcp_sb_drop(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c)
+{
+	struct sgw_tcp_sb *b;
+
+	c->sb_n = 0;
+	if (c->sb_idx == SGW_TCP_SB_NONE)
+		return;
+	b = tcp_sb(st, c);
+	b->owner = NULL;
+	b->next = st->sb_free;
+	st->sb_free = c->sb_idx;
+	st->sb_used--;
+	c->sb_idx = SGW_TCP_SB_NONE;
+}
+
+
 /* Remove ranges below snd_una; the ACK stopping exactly at a range is reneging. */
 void
 tcp_sb_acked(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c)
 {
+	struct sgw_tcp_sack *sb;
 	unsigned int drop = 0, k;
 
-	while (drop < c->sb_n && SGW_SEQ_LE(c->sb[drop].right, c->snd_una))
+	if (c->sb_n == 0)
+		return;
+	sb = tcp_sb(st, c)->r;
+	while (drop < c->sb_n && SGW_SEQ_LE(sb[drop].right, c->snd_una))
 		drop++;
 	if (drop) {
 		for (k = 0; k + drop < c->sb_n; k++)
-			c->sb[k] = c->sb[k + drop];
+			sb[k] = sb[k + drop];
 		c->sb_n = (uint8_t)(c->sb_n - drop);
 	}
 	if (c->sb_n == 0)
 		return;
-	if (SGW_SEQ_LT(c->sb[0].left, c->snd_una))
-		c->sb[0].left = c->snd_una;
+	if (SGW_SEQ_LT(sb[0].left, c->snd_una))
+		sb[0].left = c->snd_una;
 	/*
 	 * A receiver that holds [left, right) and has everything below left
 	 * acknowledges past right. An ACK that stops at left means it dropped
 	 * what it SACKed (RFC 2018 8: reneging): forget the scoreboard, so the
 	 * bytes are sent again rather than never.
 	 */
-	if (c->sb[0].left == c->snd_una) {
+	if (sb[0].left == c->snd_una) {
 		st->ctr[SGW_TCP_C_SACK_RENEGE]++;
 		c->sb_n = 0;
 	}
@@ -52,14 +133,15 @@ tcp_sb_acked(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c)
 
 /* Record [l, r) in the sorted, disjoint, non-adjacent ranges. */
 static void
-sb_insert(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint32_t l, uint32_t r)
+sb_insert(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, struct sgw_tcp_sack *sb,
+	  uint32_t l, uint32_t r)
 {
 	unsigned int n = c->sb_n, i = 0, j, k;
 
-	while (i < n && SGW_SEQ_LT(c->sb[i].right, l))
+	while (i < n && SGW_SEQ_LT(sb[i].right, l))
 		i++;
 	j = i;
-	while (j < n && SGW_SEQ_LE(c->sb[j].left, r))
+	while (j < n && SGW_SEQ_LE(sb[j].left, r))
 		j++;
 	if (j == i) {
 		if (n == SGW_TCP_SB_MAX) {
@@ -73,17 +155,17 @@ sb_insert(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint32_t l, uint32_t
 			n--;
 		}
 		for (k = n; k > i; k--)
-			c->sb[k] = c->sb[k - 1];
-		c->sb[i].left = l;
-		c->sb[i].right = r;
+			sb[k] = sb[k - 1];
+		sb[i].left = l;
+		sb[i].right = r;
 		c->sb_n = (uint8_t)(n + 1);
 		return;
 	}
-	if (SGW_SEQ_LT(l, c->sb[i].left))
-		c->sb[i].left = l;
-	c->sb[i].right = SGW_SEQ_GT(r, c->sb[j - 1].right) ? r : c->sb[j - 1].right;
+	if (SGW_SEQ_LT(l, sb[i].left))
+		sb[i].left = l;
+	sb[i].right = SGW_SEQ_GT(r, sb[j - 1].right) ? r : sb[j - 1].right;
 	for (k = i + 1; k + (j - i - 1) < n; k++)
-		c->sb[k] = c->sb[k + (j - i - 1)];
+		sb[k] = sb[k + (j - i - 1)];
 	c->sb_n = (uint8_t)(n - (j - i - 1));
 }
 
@@ -97,6 +179,7 @@ int
 tcp_sb_update(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, const struct sgw_tcp_seg *seg)
 {
 	unsigned int i, n = seg->n_sack;
+	struct sgw_tcp_sack *sb = NULL;
 	int news = 0;
 
 	if (n > SGW_TCP_MAX_SACK)
@@ -119,18 +202,28 @@ tcp_sb_update(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, const struct sgw
 			st->ctr[SGW_TCP_C_SACK_BAD]++;
 			continue;
 		}
+		if (sb == NULL) {
+			struct sgw_tcp_sb *b = sb_attach(st, c);
+
+			if (b == NULL) {
+				/* as if the ACK carried no SACK information */
+				st->ctr[SGW_TCP_C_SB_NOMEM]++;
+				return news;
+			}
+			sb = b->r;
+		}
 		/* already known? */
 		{
 			unsigned int k;
 			int known = 0;
 
 			for (k = 0; k < c->sb_n; k++)
-				if (SGW_SEQ_LE(c->sb[k].left, l) && SGW_SEQ_GE(c->sb[k].right, r))
+				if (SGW_SEQ_LE(sb[k].left, l) && SGW_SEQ_GE(sb[k].right, r))
 					known = 1;
 			if (known)
 				continue;
 		}
-		sb_insert(st, c, l, r);
+		sb_insert(st, c, sb, l, r);
 		news = 1;
 	}
 	return news;
@@ -138,19 +231,20 @@ tcp_sb_update(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, const struct sgw
 
 /* SACKed bytes at or above seq, and the number of segments they make (rounded up). */
 static void
-sacked_above(const struct sgw_tcp_conn *c, uint32_t seq, uint32_t *bytes, uint32_t *segs)
+sacked_above(const struct sgw_tcp_conn *c, const struct sgw_tcp_sack *sb, uint32_t seq,
+	     uint32_t *bytes, uint32_t *segs)
 {
 	unsigned int k;
 	uint32_t b = 0, n = 0;
 
 	for (k = 0; k < c->sb_n; k++) {
-		uint32_t l = c->sb[k].left, len;
+		uint32_t l = sb[k].left, len;
 
-		if (SGW_SEQ_LE(c->sb[k].right, seq))
+		if (SGW_SEQ_LE(sb[k].right, seq))
 			continue;
 		if (SGW_SEQ_LT(l, seq))
 			l = seq;
-		len = c->sb[k].right - l;
+		len = sb[k].right - l;
 		b += len;
 		n += (len + c->snd_mss - 1) / c->snd_mss;
 	}
@@ -162,13 +256,21 @@ sacked_above(const struct sgw_tcp_conn *c, uint32_t seq, uint32_t *bytes, uint32
  * RFC 6675 IsLost(seq): DupThresh SACKed segments above it, or more than
  * (DupThresh - 1) * SMSS SACKed bytes above it.
  */
-int
-tcp_sb_is_lost(const struct sgw_tcp_conn *c, uint32_t seq)
+static int
+is_lost(const struct sgw_tcp_conn *c, const struct sgw_tcp_sack *sb, uint32_t seq)
 {
 	uint32_t b, n;
 
-	sacked_above(c, seq, &b, &n);
+	sacked_above(c, sb, seq, &b, &n);
 	return n >= TCP_DUPTHRESH || b > (TCP_DUPTHRESH - 1) * (uint32_t)c->snd_mss;
+}
+
+int
+tcp_sb_is_lost(struct sgw_tcp_stack *st, const struct sgw_tcp_conn *c, uint32_t seq)
+{
+	if (c->sb_n == 0)
+		return 0;
+	return is_lost(c, tcp_sb(st, c)->r, seq);
 }
 
 /*
@@ -176,42 +278,47 @@ tcp_sb_is_lost(const struct sgw_tcp_conn *c, uint32_t seq)
  * between ranges, and above the last one up to snd_max.
  */
 static void
-hole(const struct sgw_tcp_conn *c, unsigned int k, uint32_t *s, uint32_t *e)
+hole(const struct sgw_tcp_conn *c, const struct sgw_tcp_sack *sb, unsigned int k, uint32_t *s,
+     uint32_t *e)
 {
-	*s = k == 0 ? c->snd_una : c->sb[k - 1].right;
-	*e = k == c->sb_n ? c->snd_max : c->sb[k].left;
+	*s = k == 0 ? c->snd_una : sb[k - 1].right;
+	*e = k == c->sb_n ? c->snd_max : sb[k].left;
 }
 
 /* RFC 6675 SetPipe: the octets the sender believes are still in the network. */
-uint32_t
-tcp_sack_pipe(const struct sgw_tcp_conn *c)
+static uint32_t
+sack_pipe(const struct sgw_tcp_conn *c, const struct sgw_tcp_sb *b)
 {
 	uint32_t pipe = 0, s, e;
 	unsigned int k;
 
 	for (k = 0; k <= c->sb_n; k++) {
-		hole(c, k, &s, &e);
+		hole(c, b->r, k, &s, &e);
 		if (!SGW_SEQ_LT(s, e))
 			continue;
 		/* (a) not lost: still in flight */
-		if (!tcp_sb_is_lost(c, s))
+		if (!is_lost(c, b->r, s))
 			pipe += e - s;
 		/* (b) retransmitted (below HighRxt): the retransmission is in flight */
-		if (SGW_SEQ_LT(s, c->high_rxt))
-			pipe += (SGW_SEQ_LT(e, c->high_rxt) ? e : c->high_rxt) - s;
+		if (SGW_SEQ_LT(s, b->high_rxt))
+			pipe += (SGW_SEQ_LT(e, b->high_rxt) ? e : b->high_rxt) - s;
 	}
 	return pipe;
 }
 
 /* Sequence numbers below snd_nxt that the scoreboard holds (go-back-N after an RTO). */
 uint32_t
-tcp_sb_sacked_below(const struct sgw_tcp_conn *c, uint32_t seq)
+tcp_sb_sacked_below(struct sgw_tcp_stack *st, const struct sgw_tcp_conn *c, uint32_t seq)
 {
+	const struct sgw_tcp_sack *sb;
 	uint32_t b = 0;
 	unsigned int k;
 
-	for (k = 0; k < c->sb_n && SGW_SEQ_LT(c->sb[k].left, seq); k++)
-		b += (SGW_SEQ_LT(c->sb[k].right, seq) ? c->sb[k].right : seq) - c->sb[k].left;
+	if (c->sb_n == 0)
+		return 0;
+	sb = tcp_sb(st, c)->r;
+	for (k = 0; k < c->sb_n && SGW_SEQ_LT(sb[k].left, seq); k++)
+		b += (SGW_SEQ_LT(sb[k].right, seq) ? sb[k].right : seq) - sb[k].left;
 	return b;
 }
 
@@ -250,7 +357,9 @@ void
 tcp_sack_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		struct sgw_tcp_out *out)
 {
-	uint32_t pipe = tcp_sack_pipe(c);
+	/* in SACK recovery: the board is attached (tcp_sack_enter) */
+	struct sgw_tcp_sb *b = tcp_sb(st, c);
+	uint32_t pipe = sack_pipe(c, b);
 
 	while (c->cwnd >= pipe + c->snd_mss) {
 		uint32_t s = 0, e = 0, sent = 0, highest_sacked;
@@ -259,17 +368,17 @@ tcp_sack_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 
 		/* (1) the first unSACKed byte above HighRxt that IsLost */
 		for (k = 0; k < c->sb_n; k++) {
-			hole(c, k, &s, &e);
-			if (SGW_SEQ_LT(s, c->high_rxt))
-				s = c->high_rxt;
-			if (SGW_SEQ_LT(s, e) && tcp_sb_is_lost(c, s))
+			hole(c, b->r, k, &s, &e);
+			if (SGW_SEQ_LT(s, b->high_rxt))
+				s = b->high_rxt;
+			if (SGW_SEQ_LT(s, e) && is_lost(c, b->r, s))
 				break;
 		}
 		if (k < c->sb_n) {
 			sent = rtx(st, c, now, s, e, out);
 			if (sent) {
 				st->ctr[SGW_TCP_C_SACK_RETX]++;
-				c->high_rxt = s + sent;
+				b->high_rxt = s + sent;
 				pipe += sent;
 				continue;
 			}
@@ -303,11 +412,11 @@ tcp_sack_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 			continue;
 		}
 		/* (3) an unSACKed byte above HighRxt below the highest SACKed byte */
-		highest_sacked = c->sb_n ? c->sb[c->sb_n - 1].right : c->snd_una;
+		highest_sacked = c->sb_n ? b->r[c->sb_n - 1].right : c->snd_una;
 		for (k = 0; k < c->sb_n; k++) {
-			hole(c, k, &s, &e);
-			if (SGW_SEQ_LT(s, c->high_rxt))
-				s = c->high_rxt;
+			hole(c, b->r, k, &s, &e);
+			if (SGW_SEQ_LT(s, b->high_rxt))
+				s = b->high_rxt;
 			if (SGW_SEQ_LT(s, e) && SGW_SEQ_LT(s, highest_sacked))
 				break;
 		}
@@ -315,7 +424,7 @@ tcp_sack_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 			sent = rtx(st, c, now, s, e, out);
 			if (sent) {
 				st->ctr[SGW_TCP_C_SACK_RETX]++;
-				c->high_rxt = s + sent;
+				b->high_rxt = s + sent;
 				pipe += sent;
 				continue;
 			}
@@ -326,7 +435,7 @@ tcp_sack_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 		 * RTO. HighRxt is not moved.
 		 */
 		if (!(c->flags & SGW_TCP_CF_RESCUED)) {
-			hole(c, c->sb_n, &s, &e);
+			hole(c, b->r, c->sb_n, &s, &e);
 			if (SGW_SEQ_LT(s, e)) {
 				uint32_t from = e - s > c->snd_mss ? e - c->snd_mss : s;
 
@@ -346,13 +455,19 @@ tcp_sack_output(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 /*
  * RFC 6675 5 step (4): enter loss recovery on the DupThresh-th duplicate ACK
  * or when IsLost(HighACK + 1). Retransmits the first segment; the caller's
- * tcp_output then runs step (C).
+ * tcp_output then runs step (C). -1 (nothing done) when there is no board
+ * for HighRxt: the caller recovers by NewReno instead.
  */
-void
+int
 tcp_sack_enter(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	       struct sgw_tcp_out *out)
 {
-	uint32_t e = c->sb_n ? c->sb[0].left : c->snd_max, sent;
+	struct sgw_tcp_sb *b = sb_attach(st, c);
+	uint32_t e, sent;
+
+	if (b == NULL)
+		return -1;
+	e = c->sb_n ? b->r[0].left : c->snd_max;
 
 	st->ctr[SGW_TCP_C_FAST_RETX]++;
 	st->ctr[SGW_TCP_C_SACK_RECOVERY]++;
@@ -361,7 +476,8 @@ tcp_sack_enter(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 	c->recover = c->snd_max; /* RecoveryPoint = HighData */
 	c->flags |= SGW_TCP_CF_RECOVERY;
 	c->flags &= ~(uint32_t)SGW_TCP_CF_RESCUED;
-	c->high_rxt = c->snd_una;
+	b->high_rxt = c->snd_una;
 	sent = rtx(st, c, now, c->snd_una, e, out);
-	c->high_rxt = c->snd_una + sent;
+	b->high_rxt = c->snd_una + sent;
+	return 0;
 }

@@ -13,7 +13,11 @@
 //    with 5 segments lost (one every 20): duplicate ACKs with up to 3 SACK
 //    blocks (the newest first), RFC 6675 recovery entered on the third,
 //    scoreboard, pipe and NextSeg (retransmissions built and handed to tx)
-//    on each, then the ACK that covers the window. Per ACK.
+//    on each, then the ACK that covers the window. Per ACK. The scoreboard is
+//    borrowed from the stack's pool at the first SACK block and given back by
+//    the last ACK (counter sb_held_after: boards still held after a window, 0).
+//  - SackRecoveryNoBoard: the same ACKs with the stack's scoreboard pool empty:
+//    the SACK blocks are ignored and NewReno recovers (the degraded mode).
 //  - Parse: sgw_tcp_seg_parse of a data segment header with TS (no SACK).
 // items_per_second: segments.
 // Reproduce: tests/bench/bench_lib_tcp --benchmark_repetitions=5
@@ -229,14 +233,15 @@ SackAcks(uint32_t win, uint32_t first)
 }
 
 void
-BM_SackRecovery(benchmark::State &state)
+SackRecovery(benchmark::State &state, bool no_board)
 {
 	constexpr uint32_t kWin = 100;
+	sgw_tcp_sb no_boards[1];
 	const std::vector<sgw_tcp_seg> acks = SackAcks(kWin, kIss + 1);
 	std::vector<Conn *> pool;
 	Conn *k = nullptr;
 	size_t next = acks.size();
-	uint64_t rounds = 0, retx = 0, recov = 0;
+	uint64_t rounds = 0, retx = 0, recov = 0, nomem = 0, held = 0;
 	sgw_tcp_out o;
 	for (auto _ : state) {
 		if (next == acks.size()) {
@@ -244,9 +249,13 @@ BM_SackRecovery(benchmark::State &state)
 			if (k != nullptr) {
 				retx += k->st.ctr[SGW_TCP_C_RETX_SEGS];
 				recov += k->st.ctr[SGW_TCP_C_SACK_RECOVERY];
+				nomem += k->st.ctr[SGW_TCP_C_SB_NOMEM_RECOVERY];
+				held += k->st.sb_used;
 				delete k;
 			}
 			k = new Conn(kWin);
+			if (no_board)
+				sgw_tcp_stack_set_sb_pool(&k->st, no_boards, 0);
 			sgw_tcp_out_reset(&o);
 			sgw_tcp_send(&k->st, &k->c, k->now, kWin * kMss, &o);
 			next = 0;
@@ -264,13 +273,30 @@ BM_SackRecovery(benchmark::State &state)
 	if (k != nullptr) {
 		retx += k->st.ctr[SGW_TCP_C_RETX_SEGS];
 		recov += k->st.ctr[SGW_TCP_C_SACK_RECOVERY];
+		nomem += k->st.ctr[SGW_TCP_C_SB_NOMEM_RECOVERY];
 		delete k;
 	}
 	state.SetItemsProcessed(state.iterations());
 	state.counters["retx_per_window"] = rounds ? (double)retx / (double)rounds : 0;
 	state.counters["recoveries_per_window"] = rounds ? (double)recov / (double)rounds : 0;
+	state.counters["newreno_fallbacks_per_window"] =
+		rounds ? (double)nomem / (double)rounds : 0;
+	state.counters["sb_held_after"] = (double)held;
+}
+
+void
+BM_SackRecovery(benchmark::State &state)
+{
+	SackRecovery(state, false);
 }
 BENCHMARK(BM_SackRecovery);
+
+void
+BM_SackRecoveryNoBoard(benchmark::State &state)
+{
+	SackRecovery(state, true);
+}
+BENCHMARK(BM_SackRecoveryNoBoard);
 
 void
 BM_Parse(benchmark::State &state)

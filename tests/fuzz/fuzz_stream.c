@@ -8,7 +8,8 @@
  * ACCEPTS a fixed OPEN (spoofed), its TCP leg connects and the scripted local
  * peer (the server) answers, so the stream is up; bit 0 set: a terminal-side
  * half OPENS for a client's SYN, spoofed (bit 1: the client's ACK follows at
- * once) or end to end (the SYN is held until the input sends OPEN_OK). The
+ * once) or end to end (the SYN is held until the input sends OPEN_OK); bit 2:
+ * the TCP stack has no SACK scoreboard free (the NewReno fallback). The
  * local peer is called "the server" below in both cases. Then records
  * [op (1)][len (1)] followed, for op 0 only, by len bytes (the last one takes
  * what is left):
@@ -24,8 +25,8 @@
  * leg sends the server that is not the stream byte the far half sent at that
  * offset; a message the half sends that does not decode, DATA out of order or
  * not the server's bytes; DATA sent beyond the far half's credit; activity
- * after the half said CLOSED. ASan catches reads past each record (copied to
- * an exact-size heap buffer).
+ * after the half said CLOSED, or a SACK scoreboard still lent then. ASan
+ * catches reads past each record (copied to an exact-size heap buffer).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -90,6 +91,8 @@ out_apply(const struct sgw_split_out *o)
 		for (id = 0; id < SGW_SPLIT_T__COUNT; id++)
 			if (H.tm[id] != SGW_TCP_NEVER)
 				abort(); /* CLOSED with a timer left */
+		if (H.st.sb_used != 0)
+			abort(); /* the leg's scoreboard outlived it */
 		H.closed = 1;
 	}
 	if (H.sp.rx.tail - H.sp.rx.head > H.sp.rx.limit ||
@@ -291,6 +294,7 @@ codec_check(const uint8_t *copy, size_t n)
 static void
 setup(uint8_t cfg)
 {
+	static struct sgw_tcp_sb no_boards[1];
 	static const struct sgw_split_io_ops io = {io_tx};
 	static const struct sgw_split_sat_ops sat = {sat_can, sat_send};
 	struct sgw_split_conf sc;
@@ -313,6 +317,8 @@ setup(uint8_t cfg)
 	sc.idle_ns = 30ull * 1000000000ull;
 	if (sgw_tcp_stack_init(&H.st, &tc, &sgw_split_tcp_ops, &H.env) != 0 ||
 	    sgw_split_env_init(&H.env, &sc, &H.st, &io, &sat, NULL) != 0)
+		abort();
+	if ((cfg & 4) && sgw_tcp_stack_set_sb_pool(&H.st, no_boards, 0) != 0)
 		abort();
 	b.rx_mem = H.rx_mem;
 	b.rx_ring = RING;

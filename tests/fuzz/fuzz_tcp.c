@@ -11,11 +11,14 @@
  * sends bytes the application never gave, acknowledges more than was sent,
  * emits a header it cannot parse itself, or keeps more out-of-order records
  * than its bound, or lets snd_una <= snd_nxt <= snd_max break, or lets the
- * sender's SACK scoreboard leave its bound, order or [snd_una, snd_max].
+ * sender's SACK scoreboard leave its bound, order or [snd_una, snd_max], or
+ * holds a scoreboard from the stack's pool when it has no range and is not
+ * in SACK recovery (or none when it should), or keeps it after the close.
  * The SACK blocks' edges in an input are offsets from the connection's
  * snd_una (so that the sender's scoreboard and RFC 6675 recovery are
  * reached). Keepalive is on (2 s idle, 1 s interval, 3 probes); odd-sized inputs run
- * CUBIC, even-sized NewReno. ASan catches reads past a segment.
+ * CUBIC, even-sized NewReno; sizes 2 mod 4 have an empty scoreboard pool (the
+ * NewReno fallback). ASan catches reads past a segment.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -95,21 +98,35 @@ tx_acked(void *ctx, struct sgw_tcp_conn *c, uint32_t n)
 
 /*
  * The SACK scoreboard: at most SGW_TCP_SB_MAX ranges, each non-empty, in
- * order, disjoint and not adjacent, inside [snd_una, snd_max].
+ * order, disjoint and not adjacent, inside [snd_una, snd_max]. It is lent
+ * from the stack's pool exactly while ranges are held or SACK recovery runs
+ * (an idle connection holds none), and it is this connection's.
  */
 static int
-bad_sb(const struct sgw_tcp_conn *c)
+bad_sb(const struct sgw_tcp_stack *st, const struct sgw_tcp_conn *c)
 {
+	const struct sgw_tcp_sack *sb = sgw_tcp_sb_ranges(st, c);
+	int sack_rec = (c->flags & (SGW_TCP_CF_SACK | SGW_TCP_CF_RECOVERY | SGW_TCP_CF_NOSB)) ==
+		       (SGW_TCP_CF_SACK | SGW_TCP_CF_RECOVERY);
 	unsigned int k;
 
 	if (c->sb_n > SGW_TCP_SB_MAX)
 		return 1;
+	if ((sb != NULL) != (c->sb_n > 0 || sack_rec))
+		return 1;
+	if (st->sb_used != (sb != NULL ? 1u : 0u) || st->sb_used_max > st->sb_cap)
+		return 1;
+	if (sb == NULL)
+		return 0;
+	if (c->sb_idx >= st->sb_cap ||
+	    (st->sb_pool != NULL ? st->sb_pool : st->sb_local)[c->sb_idx].owner != c)
+		return 1;
 	for (k = 0; k < c->sb_n; k++) {
-		if ((int32_t)(c->sb[k].right - c->sb[k].left) <= 0 ||
-		    (int32_t)(c->sb[k].left - c->snd_una) < 0 ||
-		    (int32_t)(c->snd_max - c->sb[k].right) < 0)
+		if ((int32_t)(sb[k].right - sb[k].left) <= 0 ||
+		    (int32_t)(sb[k].left - c->snd_una) < 0 ||
+		    (int32_t)(c->snd_max - sb[k].right) < 0)
 			return 1;
-		if (k > 0 && (int32_t)(c->sb[k].left - c->sb[k - 1].right) <= 0)
+		if (k > 0 && (int32_t)(sb[k].left - sb[k - 1].right) <= 0)
 			return 1;
 	}
 	return 0;
@@ -138,6 +155,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const struct sgw_tcp_ops ops = {tx, rx_data, rx_advance, space, tx_acked};
 	struct sgw_tcp_conf conf;
 	struct sgw_tcp_stack st;
+	struct sgw_tcp_sb no_boards[1];
 	_Alignas(64) struct sgw_tcp_conn c;
 	struct sgw_tcp_out o;
 	struct sgw_tcp_seg s;
@@ -160,6 +178,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* odd-sized inputs run CUBIC, even-sized NewReno */
 	if (size & 1)
 		sgw_tcp_stack_set_cc(&st, &sgw_tcp_cc_cubic);
+	/* sizes 2 mod 4: no scoreboard free, SACK ignored, NewReno recoveries */
+	if ((size & 3) == 2 && sgw_tcp_stack_set_sb_pool(&st, no_boards, 0) != 0)
+		abort();
 	sgw_tcp_conn_init(&st, &c, 1000, 80, 9999);
 	sgw_tcp_listen(&st, &c);
 	while (pos + 2 <= size) {
@@ -204,9 +225,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sgw_tcp_input(&st, &c, now, &s, &o);
 			apply(&x, &o);
 		}
-		if (c.ooo_n > SGW_TCP_OOO_MAX || bad_seq(&c) || bad_sb(&c))
+		if (c.ooo_n > SGW_TCP_OOO_MAX || bad_seq(&c) || bad_sb(&st, &c))
 			abort();
 		pos += len;
 	}
+	/* closing gives every board back */
+	sgw_tcp_out_reset(&o);
+	sgw_tcp_abort(&st, &c, now, &o);
+	if (st.sb_used != 0 || c.sb_idx != SGW_TCP_SB_NONE)
+		abort();
 	return 0;
 }

@@ -1363,11 +1363,14 @@ TEST(SplitSize, BytesPerIdleConnection)
 {
 	printf("sizeof: sgw_split %zu (of which sgw_tcp_conn %zu, 2 x sgw_relay %zu, "
 	       "sgw_split_addr %zu, held SYN %zu); sgw_rwc %zu (PETRA/ACKRES only); "
-	       "sgw_split_env %zu per worker\n",
+	       "sgw_split_env %zu per worker; sgw_tcp_sb %zu per connection holding SACK "
+	       "ranges or recovering (the stack's pool)\n",
 	       sizeof(sgw_split), sizeof(sgw_tcp_conn), 2 * sizeof(sgw_relay),
 	       sizeof(sgw_split_addr), sizeof(sgw_split_syn), sizeof(sgw_rwc),
-	       sizeof(sgw_split_env));
+	       sizeof(sgw_split_env), sizeof(sgw_tcp_sb));
+	// 4 cache lines: the RFC 6675 scoreboard is out of line (lib/sgw_tcp.h, struct sgw_tcp_sb)
 	EXPECT_EQ(sizeof(sgw_tcp_conn), 256u);
+	EXPECT_EQ(sizeof(sgw_tcp_sb), 64u);
 	EXPECT_EQ(alignof(sgw_split), 64u);
 	EXPECT_LE(sizeof(sgw_split), 512u);
 }

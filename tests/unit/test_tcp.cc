@@ -1569,6 +1569,11 @@ TEST(TcpSack, SingleLossOneRetransmission)
 		EXPECT_EQ(kv.second, kv.first == 10 * 1448 ? 2 : 1) << kv.first;
 	EXPECT_FALSE(p.ep[0].c.flags & SGW_TCP_CF_RECOVERY);
 	EXPECT_EQ(p.ep[0].c.sb_n, 0);
+	// the scoreboard was borrowed for the recovery and is back in the pool
+	EXPECT_EQ(p.ep[0].st.sb_used_max, 1u);
+	EXPECT_EQ(p.ep[0].st.sb_used, 0u);
+	EXPECT_EQ(p.ep[0].c.sb_idx, SGW_TCP_SB_NONE);
+	EXPECT_EQ(sgw_tcp_sb_ranges(&p.ep[0].st, &p.ep[0].c), nullptr);
 }
 
 // Four losses in one window: SACK repairs them in one round trip, NewReno in four.
@@ -1691,6 +1696,10 @@ TEST(TcpSack, RandomLossReorderWithSackAndFin)
 		EXPECT_GE(p.Ctr(0, SGW_TCP_C_SACK_RECOVERY), 1u);
 		EXPECT_TRUE(p.ep[1].events & SGW_TCP_EV_PEER_FIN);
 		EXPECT_LE(p.ep[0].c.sb_n, SGW_TCP_SB_MAX);
+		// done and idle: no connection holds a scoreboard
+		EXPECT_GE(p.ep[0].st.sb_used_max, 1u);
+		EXPECT_EQ(p.ep[0].st.sb_used, 0u);
+		EXPECT_EQ(p.ep[1].st.sb_used, 0u);
 	}
 }
 
@@ -1712,6 +1721,16 @@ SackAck(uint32_t ack, std::initializer_list<std::pair<uint32_t, uint32_t>> block
 	if (s.n_sack)
 		s.opts = SGW_TCP_O_SACK;
 	return s;
+}
+
+// The sender's scoreboard ranges (out of line, in the stack's pool); must exist.
+const sgw_tcp_sack *
+SbOf(Endpoint &e)
+{
+	static const sgw_tcp_sack none[SGW_TCP_SB_MAX] = {};
+	const sgw_tcp_sack *r = sgw_tcp_sb_ranges(&e.st, &e.c);
+	EXPECT_NE(r, nullptr) << "no scoreboard attached";
+	return r != nullptr ? r : none;
 }
 
 void
@@ -1767,8 +1786,130 @@ TEST(TcpSack, DrillTwoHolesExact)
 	EXPECT_FALSE(d.e.c.flags & SGW_TCP_CF_RECOVERY);
 	EXPECT_EQ(d.e.c.cwnd, 5000u);
 	EXPECT_EQ(d.e.c.sb_n, 0);
+	EXPECT_EQ(d.e.st.sb_used, 0u) << "out of recovery, no range: the board went back";
 	EXPECT_EQ(d.e.acked, 10000u);
 	d.NoMore();
+}
+
+// No scoreboard free in the stack's pool: the ACKs' SACK blocks are ignored (counted) and
+// the loss is repaired the NewReno way (RFC 6582), as without SACK.
+TEST(TcpSack, PoolEmptyIgnoresSackAndRecoversLikeNewReno)
+{
+	Drill d(SmallConf());
+	sgw_tcp_sb none[1];
+	ASSERT_EQ(sgw_tcp_stack_set_sb_pool(&d.e.st, none, 0), 0);
+	d.Establish(65535, SGW_TCP_O_MSS | SGW_TCP_O_SACK_PERM);
+	ASSERT_TRUE(d.e.c.flags & SGW_TCP_CF_SACK);
+	d.Write(10 * 1000);
+	d.seen = d.e.sent.size();
+	// segments 1001 and 4001 lost, as in DrillTwoHolesExact
+	DrillIn(d, SackAck(1001, {{2001, 3001}}));
+	DrillIn(d, SackAck(1001, {{2001, 4001}}));
+	d.NoMore();
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SB_NOMEM], 2u);
+	EXPECT_EQ(d.e.c.sb_n, 0);
+	DrillIn(d, SackAck(1001, {{5001, 6001}, {2001, 4001}}));
+	d.Out(SGW_TCP_F_ACK, 1001, 5001, -1, 1000);
+	d.NoMore();
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SB_NOMEM], 3u);
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SB_NOMEM_RECOVERY], 1u);
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SACK_RECOVERY], 0u);
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_FAST_RETX], 1u);
+	EXPECT_TRUE(d.e.c.flags & SGW_TCP_CF_RECOVERY);
+	EXPECT_TRUE(d.e.c.flags & SGW_TCP_CF_NOSB);
+	EXPECT_EQ(d.e.c.ssthresh, 5000u);
+	EXPECT_EQ(d.e.c.cwnd, 5000u + 3000u) << "NewReno inflation, not RFC 6675's cwnd";
+	// a fourth duplicate ACK inflates; its blocks are not even looked at
+	DrillIn(d, SackAck(1001, {{5001, 7001}, {2001, 4001}}));
+	d.NoMore();
+	EXPECT_EQ(d.e.c.cwnd, 9000u);
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SB_NOMEM], 3u);
+	// partial ACK: NewReno retransmits the next head at once (RFC 6582 3.2 step 5)
+	DrillIn(d, SackAck(4001, {{5001, 8001}}));
+	d.Out(SGW_TCP_F_ACK, 4001, 5001, -1, 1000);
+	d.NoMore();
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SACK_RETX], 0u);
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_RESCUE_RETX], 0u);
+	// full ACK: out of recovery, SACK blocks would count again
+	DrillIn(d, SackAck(11001, {}));
+	EXPECT_FALSE(d.e.c.flags & (SGW_TCP_CF_RECOVERY | SGW_TCP_CF_NOSB));
+	EXPECT_EQ(d.e.acked, 10000u);
+	EXPECT_EQ(d.e.st.sb_used, 0u);
+	EXPECT_EQ(d.e.st.sb_used_max, 0u);
+	d.NoMore();
+}
+
+// A board is lent while ranges are held and comes back when they are acknowledged, or
+// when the connection closes; the pool can be swapped only while none is lent.
+TEST(TcpSack, ScoreboardLentOnlyWhileRangesHeld)
+{
+	Drill d(SmallConf());
+	sgw_tcp_sb pool[1];
+	ASSERT_EQ(sgw_tcp_stack_set_sb_pool(&d.e.st, pool, 1), 0);
+	d.Establish(65535, SGW_TCP_O_MSS | SGW_TCP_O_SACK_PERM);
+	d.Write(10 * 1000);
+	d.seen = d.e.sent.size();
+	EXPECT_EQ(d.e.c.sb_idx, SGW_TCP_SB_NONE);
+	EXPECT_EQ(sgw_tcp_sb_ranges(&d.e.st, &d.e.c), nullptr);
+	// a plain ACK needs none
+	DrillIn(d, SackAck(2001, {}));
+	EXPECT_EQ(d.e.st.sb_used, 0u);
+	DrillIn(d, SackAck(2001, {{3001, 4001}}));
+	EXPECT_EQ(d.e.st.sb_used, 1u);
+	EXPECT_EQ(pool[0].owner, &d.e.c);
+	EXPECT_EQ(SbOf(d.e), pool[0].r);
+	EXPECT_EQ(d.e.c.sb_n, 1);
+	EXPECT_EQ(SbOf(d.e)[0].left, 3001u);
+	EXPECT_EQ(sgw_tcp_stack_set_sb_pool(&d.e.st, nullptr, 0), -1) << "a board is lent";
+	// the hole is filled: the range is below snd_una, the board goes back
+	DrillIn(d, SackAck(4001, {}));
+	EXPECT_EQ(d.e.c.sb_n, 0);
+	EXPECT_EQ(d.e.st.sb_used, 0u);
+	EXPECT_EQ(pool[0].owner, nullptr);
+	EXPECT_EQ(sgw_tcp_sb_ranges(&d.e.st, &d.e.c), nullptr);
+	// lent again for the next range, and given back by the close
+	DrillIn(d, SackAck(4001, {{5001, 6001}}));
+	EXPECT_EQ(d.e.st.sb_used, 1u);
+	EXPECT_EQ(d.e.st.sb_used_max, 1u);
+	sgw_tcp_out o;
+	sgw_tcp_out_reset(&o);
+	sgw_tcp_abort(&d.e.st, &d.e.c, d.now, &o);
+	d.e.Apply(o);
+	EXPECT_EQ(d.e.c.state, SGW_TCP_CLOSED);
+	EXPECT_EQ(d.e.st.sb_used, 0u);
+	EXPECT_EQ(d.e.c.sb_idx, SGW_TCP_SB_NONE);
+	EXPECT_EQ(sgw_tcp_stack_set_sb_pool(&d.e.st, nullptr, 0), 0);
+	EXPECT_EQ(d.e.st.sb_cap, SGW_TCP_SB_POOL_DEFAULT);
+}
+
+// Random loss with no scoreboard at all on the sender: every recovery is NewReno, the
+// data arrives intact.
+TEST(TcpSack, RandomLossWithEmptyPoolStillDelivers)
+{
+	Pair p(DefConf());
+	sgw_tcp_sb none[1];
+	ASSERT_EQ(sgw_tcp_stack_set_sb_pool(&p.ep[0].st, none, 0), 0);
+	p.Open();
+	ASSERT_TRUE(p.ep[0].c.flags & SGW_TCP_CF_SACK);
+	uint64_t s = 13;
+	p.script = [&s](int, uint32_t, const sgw_tcp_seg &) {
+		s = s * 6364136223846793005ull + 1442695040888963407ull;
+		Verdict v;
+		uint32_t r = (uint32_t)(s >> 33) % 1000;
+		v.drop = r < 50;
+		v.extra = r > 970 ? 3 * kMs : 0;
+		return v;
+	};
+	p.Write(0, 600000);
+	p.Shutdown(0);
+	p.RunFor(120 * kSec);
+	EXPECT_EQ(p.ep[1].inorder, 600000u);
+	EXPECT_EQ(p.ep[1].bad_bytes, 0u);
+	EXPECT_EQ(p.ep[0].acked, 600000u);
+	EXPECT_EQ(p.Ctr(0, SGW_TCP_C_SACK_RECOVERY), 0u);
+	EXPECT_GE(p.Ctr(0, SGW_TCP_C_SB_NOMEM_RECOVERY), 1u);
+	EXPECT_GE(p.Ctr(0, SGW_TCP_C_SB_NOMEM), 1u);
+	EXPECT_TRUE(p.ep[1].events & SGW_TCP_EV_PEER_FIN);
 }
 
 TEST(TcpSack, DsackAndHostileBlocksIgnoredScoreboardBounded)
@@ -1797,9 +1938,9 @@ TEST(TcpSack, DsackAndHostileBlocksIgnoredScoreboardBounded)
 	DrillIn(d, SackAck(3001, {{9001, 10001}, {2501, 3501}}));
 	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SACK_BAD], 5u);
 	EXPECT_EQ(d.e.c.sb_n, 2);
-	EXPECT_EQ(d.e.c.sb[0].left, 5001u);
-	EXPECT_EQ(d.e.c.sb[1].left, 9001u);
-	EXPECT_EQ(d.e.c.sb[1].right, 10001u);
+	EXPECT_EQ(SbOf(d.e)[0].left, 5001u);
+	EXPECT_EQ(SbOf(d.e)[1].left, 9001u);
+	EXPECT_EQ(SbOf(d.e)[1].right, 10001u);
 	// a hostile peer SACKs every other 100 bytes: the scoreboard keeps 6 ranges
 	for (uint32_t k = 0; k < 40; k++) {
 		uint32_t l = 3101 + 200 * k;
@@ -1810,10 +1951,10 @@ TEST(TcpSack, DsackAndHostileBlocksIgnoredScoreboardBounded)
 	EXPECT_EQ(d.e.c.sb_n, SGW_TCP_SB_MAX);
 	EXPECT_GT(d.e.st.ctr[SGW_TCP_C_SB_FULL], 0u);
 	for (unsigned k = 1; k < d.e.c.sb_n; k++)
-		EXPECT_LT((int32_t)(d.e.c.sb[k - 1].right - d.e.c.sb[k].left), 0);
+		EXPECT_LT((int32_t)(SbOf(d.e)[k - 1].right - SbOf(d.e)[k].left), 0);
 	EXPECT_TRUE(d.e.c.flags & SGW_TCP_CF_RECOVERY);
 	// reneging: the ACK stops at the start of a SACKed range
-	uint32_t l0 = d.e.c.sb[0].left;
+	uint32_t l0 = SbOf(d.e)[0].left;
 	DrillIn(d, SackAck(l0, {}));
 	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SACK_RENEGE], 1u);
 	EXPECT_EQ(d.e.c.sb_n, 0);
@@ -2098,7 +2239,9 @@ TEST(TcpConf, DefaultsValidAndChecked)
 	EXPECT_STREQ(sgw_tcp_conf_check(&c), "rto_min_ns");
 	EXPECT_STREQ(sgw_tcp_state_name(SGW_TCP_CLOSE_WAIT), "CLOSE-WAIT");
 	EXPECT_STREQ(sgw_tcp_ctr_name(SGW_TCP_C_PAWS_DROP), "paws_drop");
-	EXPECT_EQ(sizeof(sgw_tcp_conn), 320u);
+	EXPECT_EQ(sizeof(sgw_tcp_conn), 256u);
+	EXPECT_EQ(sizeof(sgw_tcp_sb), 64u);
+	EXPECT_STREQ(sgw_tcp_ctr_name(SGW_TCP_C_SB_NOMEM_RECOVERY), "sb_nomem_recovery");
 }
 
 }  // namespace
