@@ -32,8 +32,6 @@
 #include "satlink.h"
 #include "sgw_dp.h"
 #include "sgw_pool.h"
-/* lib/sgw_parse.h and lib/sgw_tcp.h both define it (4 and 4u): the TCP endpoint's wins here. */
-#undef SGW_TCP_MAX_SACK
 #include "sgw_split.h"
 #include "sgw_tev.h"
 #include "split.h"
@@ -67,6 +65,7 @@ struct sp_worker {
 	struct sgw_pool pool;
 	void *pool_mem;
 	uint8_t *relay_mem;             /* slot i: rx ring, then tx ring */
+	struct sgw_tcp_sb *boards;      /* the TCP legs' SACK scoreboards (lib/sgw_tcp.h) */
 	uint32_t ring;                  /* one relay's ring size (power of two) */
 	struct sp_chent *chmap;
 	uint32_t chmask;
@@ -877,7 +876,7 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	struct sgw_split_conf sc;
 	struct sgw_tcp_conf tc;
 	struct sp_dp *d;
-	uint32_t i, ring, cap, chsz;
+	uint32_t i, ring, cap, chsz, nb;
 	bool any = false;
 
 	for (i = 0; i < pol->n_rules; i++)
@@ -965,6 +964,16 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		for (k = 0; k < 16; k++)
 			key[k] = (uint8_t)rte_rand();
 		sgw_tcp_stack_set_secret(&x->st, key);
+		/*
+		 * SACK scoreboards for the legs in loss recovery at the same time: one per four
+		 * halves (the stack's built-in 64 at least). Past it a leg recovers NewReno-style
+		 * and the stack counts sb_nomem.
+		 */
+		nb = RTE_MAX(cap / 4u, SGW_TCP_SB_POOL_DEFAULT);
+		x->boards = rte_malloc_socket("sgw_split_sb", sizeof(*x->boards) * nb,
+					      RTE_CACHE_LINE_SIZE, socket);
+		if (x->boards == NULL || sgw_tcp_stack_set_sb_pool(&x->st, x->boards, nb) != 0)
+			goto fail;
 	}
 	sl->chan_rx = split_chan_rx;
 	sl->sess_restart = split_sess_restart;
@@ -1018,6 +1027,7 @@ split_fini(struct sgw_dp *dp)
 			continue;
 		rte_free(x->pool_mem);
 		rte_free(x->relay_mem);
+		rte_free(x->boards);
 		rte_free(x->chmap);
 		rte_free(x->stall);
 		rte_free(x->term_conns);

@@ -55,7 +55,7 @@ extern "C" {
 
 #define SGW_TCP_HDR_LEN 20u
 #define SGW_TCP_MAX_HDR_LEN 60u
-#define SGW_TCP_MAX_SACK 4u
+#define SGW_TCP_MAX_SACK 4  /* as lib/sgw_parse.h (token for token, so both may be included) */
 #define SGW_TCP_MAX_WSCALE 14u
 
 /* Options present in a segment (struct sgw_tcp_seg.opts). */
