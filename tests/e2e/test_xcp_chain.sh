@@ -36,6 +36,7 @@ source "$(dirname "$0")/testbed.sh"
 
 P=$TB_E2E_DIR/policies
 XC_ONE_S=${XC_ONE_S:-24}
+XC_XFER_KB=${XC_XFER_KB:-4096}
 XC_UTIL_MIN=${XC_UTIL_MIN:-0.5}
 XC_STARVE=${XC_STARVE:-0.05}
 XC_POLICY_HUB=${XC_POLICY_HUB:-$P/xcp_hub.yaml}
@@ -87,7 +88,7 @@ tb_log "agents: fh sender, mh receiver ${XC_RCV_OPTS[*]:-} (TUN xctun, protocol 
 tb_wait_path fh "$TB_IP_MH" 30
 
 # ---- 2. an intact transfer ----------------------------------------------------
-head -c $((4 << 20)) /dev/urandom >"$TB_DIR/xc.bin"
+head -c $((XC_XFER_KB * 1024)) /dev/urandom >"$TB_DIR/xc.bin"
 TB_TCP_CC=cubic tb_xfer fh mh "$TB_IP_MH" "$TB_DIR/xc.bin" 60
 
 # run_flows TAG UNTIL FLOW...: xcp_flows.py between fh and mh, the sampler on
