@@ -7,9 +7,9 @@
       bytes of each flow in bins of B s from T (CLOCK_MONOTONIC, shared by
       every network namespace) until T + S; write
       {"bin_s", "flows": {id: [bytes per bin]}, "cc": {id: name}}.
-  xcp_flows.py send --host A --port P --t0 T --flow ID:START:STOP:CC ...
-      one thread per flow: connect at T + START with TCP_CONGESTION CC, send
-      until T + STOP, close. Flows share nothing but the path.
+  xcp_flows.py send --host A --port P --t0 T --flow ID:START:STOP:CC[:SRC:DST] ...
+      one thread per flow: connect (from SRC, to DST, default --host) at
+      T + START with TCP_CONGESTION CC, send until T + STOP, close. Flows share nothing but the path.
 """
 import argparse
 import json
@@ -88,7 +88,10 @@ def send_main(a):
     errs = []
 
     def flow(spec):
-        fid, start, stop, cc = spec.split(":")
+        parts = spec.split(":")
+        fid, start, stop, cc = parts[:4]
+        src = parts[4] if len(parts) > 4 and parts[4] else None
+        dst = parts[5] if len(parts) > 5 and parts[5] else a.host
         start, stop = float(start), float(stop)
         d = a.t0 + start - time.monotonic()
         if d > 0:
@@ -97,7 +100,9 @@ def send_main(a):
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
         s.settimeout(5)
         try:
-            s.connect((a.host, a.port))
+            if src:
+                s.bind((src, 0))
+            s.connect((dst, a.port))
             s.sendall(struct.pack("!I", int(fid)))
             s.settimeout(0.5)
             while time.monotonic() < a.t0 + stop:

@@ -5,7 +5,9 @@
   xcp_sample.py E2E_DIR PREFIX T0 UNTIL OUT [--agent PID JSONFILE] [--period S]
 
 Every PERIOD s (0.5) from now until T0 + UNTIL (CLOCK_MONOTONIC): the hub's
-/satgw/xcp telemetry (satgw file prefix PREFIX) and, with --agent, the sender
+/satgw/xcp telemetry (satgw file prefix PREFIX), satlink's first session's
+queue_held and pacer_held (packets, /satgw/satlink: the queue also without
+the XCP stage) and, with --agent, the sender
 agent's JSON (SIGUSR1 makes it write JSONFILE): its live flows' cwnd_xcp.
 Writes OUT: [{"t": seconds from T0, "xcp": {...}, "cwnd": {flow: cwnd_xcp}}].
 """
@@ -42,6 +44,11 @@ def main():
                 rec["xcp"] = tel.cmd("/satgw/xcp")
             except Exception as e:  # noqa: BLE001 - a sample lost is reported, not fatal
                 rec["err"] = str(e)
+            try:
+                s0 = tel.cmd("/satgw/satlink").get("0", {})
+                rec["sl"] = {k: s0.get(k, 0) for k in ("queue_held", "pacer_held", "tx_bytes")}
+            except Exception as e:  # noqa: BLE001
+                rec["err_sl"] = str(e)
             if agent:
                 try:
                     os.unlink(agent[1])
