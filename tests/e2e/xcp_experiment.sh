@@ -91,7 +91,7 @@ run_flows() {
 	tb_wait_pid "$rp" 20 || tb_fail "$tag: receiver failed"
 	tb_wait_pid "$smp" 20 || tb_fail "$tag: sampler failed"
 	# The link drains before the next scenario: satlink's queue empty.
-	tb_box_wait_tel hub 30 /satgw/xcp 'd.get("queue_bytes", d.get("link", {}).get("queue_bytes", 1)) == 0'
+	tb_box_wait_tel hub 30 /satgw/satlink 'd["0"]["queue_held"] + d["0"]["pacer_held"] == 0'
 	tb_log "$GW $tag done"
 }
 
