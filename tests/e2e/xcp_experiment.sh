@@ -7,6 +7,7 @@
 # Usage: xcp_experiment.sh SATGW XCP_AGENT OUTDIR GW SCENARIO...
 #   GW: xcp (xcp_hub.yaml) or droptail (the same with `xcp: {enabled: false}`:
 #       satlink's queue without XCP; the agents still run, nothing lowers H_feedback)
+#   XE_CAPACITY_BPS (env): xcp.capacity_bps set (results then named GW-capN-...)
 #   SCENARIO (each run on the same boxes, one after the other):
 #     a          one CUBIC-XCP flow, XE_A_S (40) s
 #     b-xcp      four CUBIC-XCP flows, start 0/5/10/15 s, stop 50/50/45/40 s
@@ -39,6 +40,13 @@ droptail) HUBP=$TB_DIR/xcp_hub_off.yaml
 	sed 's/^xcp: {enabled: true}/xcp: {enabled: false}/' "$P/xcp_hub.yaml" >"$HUBP" ;;
 *) tb_fail "GW: xcp or droptail" ;;
 esac
+# XE_CAPACITY_BPS: the stage's capacity given (xcp.capacity_bps) instead of its default.
+if [ -n "${XE_CAPACITY_BPS:-}" ]; then
+	sed "s/^xcp: {enabled: true}/xcp: {enabled: true, capacity_bps: $XE_CAPACITY_BPS}/" \
+		"$HUBP" >"$TB_DIR/xcp_hub_cap.yaml"
+	HUBP=$TB_DIR/xcp_hub_cap.yaml
+	GW=$GW-cap$XE_CAPACITY_BPS
+fi
 tb_box_start emu "$P/xcp_emulator.yaml" 1
 tb_box_start hub "$HUBP" 0
 tb_box_start term "$P/xcp_terminal.yaml" 0
