@@ -69,8 +69,7 @@ start_agent() {
 	tb_bg "$ns" "agent-$ns" "$AGENT" --role "$role" --tun xctun --no-ipv6 \
 		--stats-json "$TB_DIR/agent-$ns.json" "$@"
 	eval "AGENT_${ns^^}=$TB_LAST_PID"
-	local i
-	for i in $(seq 1 100); do
+	for _ in $(seq 1 100); do
 		grep -q ready "$TB_DIR/agent-$ns.log" 2>/dev/null && break
 		tb__alive "$TB_LAST_PID" || break
 		sleep 0.1

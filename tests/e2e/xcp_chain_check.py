@@ -81,7 +81,7 @@ def main():
              "fh agent: cwnd_xcp within [0.25, 4] BDP over the steady window"),
         ]
     # ---- four flows
-    four, ser4 = load(d + "/four-recv.json"), load(d + "/four-series.json")
+    four = load(d + "/four-recv.json")
     print("  four flows, per-flow goodput (Mbit/s) and Jain's index per window:")
     for (a, b) in ((2, 4), (6, 8), (10, 12), (14, 16), (16, 20), (20, 24), (24, 28),
                    (29, 32), (33, 36)):
