@@ -31,6 +31,8 @@ packages=(
 	clang libclang-rt-14-dev llvm
 	# tests/e2e/esp_peer.py: scapy's ESP (AES-GCM) needs it
 	python3-cryptography
+	# tests/e2e/xcp_analyze.py: the XCP experiment figures (docs/img/xcp_*.png)
+	python3-matplotlib
 )
 
 missing=()

@@ -1,0 +1,126 @@
+#!/bin/bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The seed's (001, SatERN) scenarios on the chain of test_xcp_chain.sh, scaled to
+# this machine (docs/xcp.md "XCP experiments"): fh - hub (satlink 10 Mbit/s,
+# XCP stage on or off) - emulator (270 ms each way) - terminal - mh.
+#
+# Usage: xcp_experiment.sh SATGW XCP_AGENT OUTDIR GW SCENARIO...
+#   GW: xcp (xcp_hub.yaml) or droptail (the same with `xcp: {enabled: false}`:
+#       satlink's queue without XCP; the agents still run, nothing lowers H_feedback)
+#   XE_CAPACITY_BPS (env): xcp.capacity_bps set (results then named GW-capN-...)
+#   SCENARIO (each run on the same boxes, one after the other):
+#     a          one CUBIC-XCP flow, XE_A_S (40) s
+#     b-xcp      four CUBIC-XCP flows, start 0/5/10/15 s, stop 50/50/45/40 s
+#     b-cubic    the same with four plain CUBIC flows (no agent on their path)
+#     c-K-R      K CUBIC-XCP against K plain CUBIC, all from 0 to XE_C_S (30) s; R: run tag
+# Plain CUBIC flows use second addresses (fh 10.10.0.3, mh 10.20.1.2) routed past
+# the agents' TUNs. Writes OUTDIR/GW-SCENARIO-{recv,series}.json and the hub's
+# exit JSON OUTDIR/GW-hub.json; xcp_analyze.py makes the figures.
+set -euo pipefail
+SATGW=${1:?usage}
+AGENT=$(readlink -f "${2:?usage}")
+OUT=$(readlink -f "${3:?usage}")
+GW=${4:?usage}
+shift 4
+export TB_BUDGET=${TB_BUDGET:-1500}
+# shellcheck source=testbed.sh
+source "$(dirname "$0")/testbed.sh"
+XE_A_S=${XE_A_S:-40}
+XE_C_S=${XE_C_S:-30}
+P=$TB_E2E_DIR/policies
+mkdir -p "$OUT"
+
+tb_init "$SATGW"
+TB_NS_FH="xce-fh-$TB_ID" TB_NS_MH="xce-mh-$TB_ID" TB_NS_HUB="xce-hub-$TB_ID"
+TB_NS_EMU="xce-emu-$TB_ID" TB_NS_TERM="xce-term-$TB_ID" TB_PREFIX="xce-$TB_ID"
+tb_topology chain
+case $GW in
+xcp) HUBP=$P/xcp_hub.yaml ;;
+droptail) HUBP=$TB_DIR/xcp_hub_off.yaml
+	sed 's/^xcp: {enabled: true}/xcp: {enabled: false}/' "$P/xcp_hub.yaml" >"$HUBP" ;;
+*) tb_fail "GW: xcp or droptail" ;;
+esac
+# XE_CAPACITY_BPS: the stage's capacity given (xcp.capacity_bps) instead of its default.
+if [ -n "${XE_CAPACITY_BPS:-}" ]; then
+	sed "s/^xcp: {enabled: true}/xcp: {enabled: true, capacity_bps: $XE_CAPACITY_BPS}/" \
+		"$HUBP" >"$TB_DIR/xcp_hub_cap.yaml"
+	HUBP=$TB_DIR/xcp_hub_cap.yaml
+	GW=$GW-cap$XE_CAPACITY_BPS
+fi
+tb_box_start emu "$P/xcp_emulator.yaml" 1
+tb_box_start hub "$HUBP" 0
+tb_box_start term "$P/xcp_terminal.yaml" 0
+
+start_agent() {
+	local ns=$1 role=$2 local=$3 net=$4 gw=$5 dev=${1}0
+	tb_bg "$ns" "agent-$ns" "$AGENT" --role "$role" --tun xctun --no-ipv6 \
+		--stats-json "$TB_DIR/agent-$ns.json"
+	eval "AGENT_${ns^^}=$TB_LAST_PID"
+	for _ in $(seq 1 100); do
+		grep -q ready "$TB_DIR/agent-$ns.log" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q ready "$TB_DIR/agent-$ns.log" || tb_fail "xcp_agent on $ns did not start"
+	tb_ns "$ns" ip route replace "$net" dev xctun src "$local"
+	tb_ns "$ns" ip route replace "$net" via "$gw" dev "$dev" table 100
+	tb_ns "$ns" ip rule add fwmark 0x5843 lookup 100 pref 100
+	tb_ns "$ns" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.xctun.rp_filter=0
+}
+start_agent fh sender "$TB_IP_FH" 10.20.1.0/24 "$TB_GW_FH"
+start_agent mh receiver "$TB_IP_MH" 10.10.0.0/24 "$TB_GW_MH"
+# The plain CUBIC hosts: second addresses whose routes bypass the TUNs.
+tb_ns fh ip addr add 10.10.0.3/24 dev fh0
+tb_ns mh ip addr add 10.20.1.2/24 dev mh0
+tb_ns fh ip route replace 10.20.1.2/32 via "$TB_GW_FH" dev fh0 src 10.10.0.3
+tb_ns mh ip route replace 10.10.0.3/32 via "$TB_GW_MH" dev mh0 src 10.20.1.2
+tb_wait_path fh "$TB_IP_MH" 30
+XF=$TB_IP_FH:$TB_IP_MH
+PF=10.10.0.3:10.20.1.2
+
+run_flows() {
+	local tag=$1 until=$2 port t0 rp sp smp f
+	shift 2
+	port=$(tb_rand_port)
+	t0=$("$TB_PY" -c 'import time; print("%.3f" % (time.monotonic() + 1.5))')
+	tb_bg mh "$tag-recv" "$TB_PY" "$TB_E2E_DIR/xcp_flows.py" recv --bind 0.0.0.0 \
+		--port "$port" --t0 "$t0" --until "$until" --result "$OUT/$GW-$tag-recv.json"
+	rp=$TB_LAST_PID
+	tb_wait_listen mh "$port" 10
+	local -a fl=()
+	for f in "$@"; do fl+=(--flow "$f"); done
+	tb_bg fh "$tag-send" "$TB_PY" "$TB_E2E_DIR/xcp_flows.py" send --host "$TB_IP_MH" \
+		--port "$port" --t0 "$t0" "${fl[@]}"
+	sp=$TB_LAST_PID
+	tb_bg_local "$tag-sample" "$TB_PY" "$TB_E2E_DIR/xcp_sample.py" "$TB_E2E_DIR" \
+		"$(tb_box_prefix hub)" "$t0" "$until" "$OUT/$GW-$tag-series.json" \
+		--agent "$AGENT_FH" "$TB_DIR/agent-fh.json"
+	smp=$TB_LAST_PID
+	tb_wait_pid "$sp" "$((${until%.*} + 20))" || tb_fail "$tag: sender failed"
+	tb_wait_pid "$rp" 20 || tb_fail "$tag: receiver failed"
+	tb_wait_pid "$smp" 20 || tb_fail "$tag: sampler failed"
+	# The link drains before the next scenario: satlink's queue empty.
+	tb_box_wait_tel hub 30 /satgw/satlink 'd["0"]["queue_held"] + d["0"]["pacer_held"] == 0'
+	tb_log "$GW $tag done"
+}
+
+for sc in "$@"; do
+	case $sc in
+	a) run_flows a "$XE_A_S" "1:0:$((XE_A_S - 1)):cubic:$XF" ;;
+	b-xcp) run_flows b-xcp 51 1:0:50:cubic:$XF 2:5:50:cubic:$XF 3:10:45:cubic:$XF 4:15:40:cubic:$XF ;;
+	b-cubic) run_flows b-cubic 51 1:0:50:cubic:$PF 2:5:50:cubic:$PF 3:10:45:cubic:$PF 4:15:40:cubic:$PF ;;
+	c-*)
+		k=$(echo "$sc" | cut -d- -f2)
+		fl=()
+		for i in $(seq 1 "$k"); do
+			fl+=("$i:0:$((XE_C_S - 1)):cubic:$XF" "$((100 + i)):0:$((XE_C_S - 1)):cubic:$PF")
+		done
+		run_flows "$sc" "$XE_C_S" "${fl[@]}" ;;
+	*) tb_fail "unknown scenario $sc" ;;
+	esac
+done
+for ns in fh mh; do
+	kill -TERM "$(eval echo "\$AGENT_${ns^^}")" || true
+done
+tb_boxes_stop_keep run hub term emu
+cp "$TB_DIR/hub-run.json" "$OUT/$GW-hub.json"
+tb_pass
