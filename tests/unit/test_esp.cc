@@ -132,17 +132,21 @@ struct EspTest : public ::testing::Test {
 
 /* A buffer holding pkt at kOff with room behind it. */
 /* g++ 12 at -O3 sees an impossible size here (a false positive). */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
 #pragma GCC diagnostic ignored "-Wrestrict"
 #pragma GCC diagnostic ignored "-Warray-bounds"
+#endif
 std::vector<uint8_t> place(const uint8_t *p, size_t n)
 {
 	std::vector<uint8_t> b(kOff + n + 64, 0xee);
 	memcpy(b.data() + kOff, p, n);
 	return b;
 }
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 uint16_t csum16(const uint8_t *h, size_t n)
 {

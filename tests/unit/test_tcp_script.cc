@@ -41,7 +41,6 @@
 
 namespace {
 
-constexpr uint64_t kMs = 1000000ull;
 constexpr uint64_t kNever = SGW_TCP_NEVER;
 constexpr uint32_t kOurIss = 0x10000000u;
 constexpr uint32_t kPeerIss = 0x70000000u;
