@@ -79,6 +79,7 @@ static const char *const xs_ctr_names[SGW_XS__COUNT] = {
 	[SGW_XS_LEG_ACKS] = "legacy_acks_seen",
 	[SGW_XS_LEG_CLAMPED] = "legacy_acks_clamped",
 	[SGW_XS_LEG_CHAINED] = "legacy_chained",
+	[SGW_XS_LEG_PURE_ACK] = "legacy_pure_acks_load",
 };
 
 /* The stage's own drop reasons (drops.*, from sgw_stage_drop_base(SGW_STAGE_XCP)). */
@@ -338,6 +339,14 @@ legacy_ip(struct sgw_xs_worker *x, struct rte_mbuf *m, const struct sgw_pkt_info
 	return rte_pktmbuf_mtod_offset(m, uint8_t *, pi->l3_off);
 }
 
+/* A TCP segment that carries data, SYN, FIN or RST (not a pure ACK). */
+static inline bool
+legacy_segment(const struct sgw_pkt_info *pi)
+{
+	return (pi->tcp_flags & (SGW_XCPA_TH_SYN | SGW_XCPA_TH_FIN | SGW_XCPA_TH_RST)) != 0 ||
+	       (uint32_t)pi->l3_off + pi->l3_len > pi->payload_off;
+}
+
 /*
  * Legacy mode, class tcp: what comes from the satellite side (received on the
  * link's port, or re-injected by satlink as if it were) toward a tracked
@@ -405,7 +414,16 @@ xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 	struct sgw_xcp_acc *acc = &xs->acc[w->idx];
 	uint32_t size = pi->ip_ver != 0 ? pi->l3_len : rte_pktmbuf_pkt_len(m);
 
-	if (pi->cls == SGW_CLASS_TCP && x->leg != NULL) {
+	if (pi->cls == SGW_CLASS_TCP && x->leg != NULL && !legacy_segment(pi)) {
+		/*
+		 * A pure ACK toward the link (at a hub: a terrestrial server's
+		 * ACK of an uplink flow) sends no window of data: with H_cwnd =
+		 * its own size it would count as a whole flow in the controller's
+		 * sum of rtt s / cwnd and dilute everyone's positive feedback.
+		 */
+		x->ctr[SGW_XS_LEG_PURE_ACK]++;
+		sgw_xcp_on_other(acc, size);
+	} else if (pi->cls == SGW_CLASS_TCP && x->leg != NULL) {
 		/* Legacy mode: plain TCP is a flow of the controller's, or load. */
 		uint8_t *p = legacy_ip(x, m, pi);
 		int32_t fb;
@@ -735,9 +753,11 @@ xs_print_summary(const struct sgw_dp *dp, FILE *f)
 		sgw_xs_legacy_read(dp, &ls);
 		fprintf(f, "  xcp legacy: %" PRIu64 " flows (%" PRIu64 " new, %" PRIu64
 			" table full), %" PRIu64 " TCP to the link with feedback (%" PRIu64
-			" load only), %" PRIu64 " of %" PRIu64 " returning TCP clamped\n",
+			" load only, %" PRIu64 " pure ACKs), %" PRIu64 " of %" PRIu64
+			" returning TCP clamped\n",
 			ls.active, ls.flows_new, ls.table_full, ctr[SGW_XS_LEG_DATA],
-			ctr[SGW_XS_LEG_LOAD], ctr[SGW_XS_LEG_CLAMPED], ctr[SGW_XS_LEG_ACKS]);
+			ctr[SGW_XS_LEG_LOAD], ctr[SGW_XS_LEG_PURE_ACK], ctr[SGW_XS_LEG_CLAMPED],
+			ctr[SGW_XS_LEG_ACKS]);
 	}
 }
 

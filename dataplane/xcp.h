@@ -46,6 +46,7 @@ enum sgw_xs_ctr {
 	SGW_XS_LEG_ACKS,        /* TCP from the link side given to the window clamp */
 	SGW_XS_LEG_CLAMPED,     /* of those, windows lowered (TCP checksum updated) */
 	SGW_XS_LEG_CHAINED,     /* TCP not whole in its first segment: not looked at */
+	SGW_XS_LEG_PURE_ACK,    /* pure ACKs to the link (no data, SYN, FIN, RST): load only */
 	SGW_XS__COUNT
 };
 

@@ -889,6 +889,9 @@ run(Hub &h, bool legacy, LegRun &r)
 	h.inject(sgwtest::build(esp));
 	h.run_until(600 * MS);
 	inject_sat(seg(true, R_ISN, S_ISN + 1, 0x12, 0));
+	h.run_until(601 * MS);
+	/* The handshake's third packet: a pure ACK, load only (no flow-sized term). */
+	h.inject(seg(false, S_ISN + 1, R_ISN + 1, 0x10, 0));
 	for (uint32_t k = 0; k < ROUNDS; k++) {
 		h.run_until(600 * MS + k * 100 * MS);
 		for (uint32_t i = 0; i < PER_ROUND; i++) {
@@ -938,6 +941,7 @@ TEST(XcpStage, LegacyClampsAcksToTheShareUnderOverload)
 	EXPECT_EQ(r.ctr[SGW_XS_LEG_DATA], r.data_pkts);
 	EXPECT_EQ(r.ctr[SGW_XS_LEG_LOAD], 0u);
 	EXPECT_EQ(r.ctr[SGW_XS_OTHER_LINK], 1u) << "the ESP packet: load only";
+	EXPECT_EQ(r.ctr[SGW_XS_LEG_PURE_ACK], 1u);
 	EXPECT_GT(r.ls.ctr[SGW_XCPL_C_RTT_SAMPLES], 0u);
 	EXPECT_GT(r.ls.ctr[SGW_XCPL_C_FB_NEG_BYTES], 0u);
 	/* The share went down from the initial 10 MSS. */
@@ -994,7 +998,7 @@ TEST(XcpStage, LegacyClampsAcksToTheShareUnderOverload)
 	free(mem);
 	EXPECT_NE(sum.find("xcp legacy: 1 flows (1 new, 0 table full), " +
 			   std::to_string(r.data_pkts) + " TCP to the link with feedback (0 "
-			   "load only), " + std::to_string(clamped) + " of " +
+			   "load only, 1 pure ACKs), " + std::to_string(clamped) + " of " +
 			   std::to_string(r.acks_in.size()) + " returning TCP clamped"),
 		  std::string::npos) << sum;
 	/* Shown for the record: the windows the sender was given. */
@@ -1019,6 +1023,7 @@ TEST(XcpStage, LegacyOffLeavesAcksByteExact)
 		EXPECT_EQ(r.acks_out[i], r.acks_in[i]) << "ack " << i;
 	EXPECT_EQ(r.ctr[SGW_XS_LEG_ACKS], 0u);
 	EXPECT_EQ(r.ctr[SGW_XS_LEG_DATA], 0u);
-	EXPECT_EQ(r.ctr[SGW_XS_OTHER_LINK], r.data_pkts + 1);
+	EXPECT_EQ(r.ctr[SGW_XS_OTHER_LINK], r.data_pkts + 2);
+	EXPECT_EQ(r.ctr[SGW_XS_LEG_PURE_ACK], 0u);
 	EXPECT_EQ(r.ls.flows_new, 0u);
 }
