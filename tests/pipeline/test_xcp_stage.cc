@@ -818,7 +818,8 @@ seg(bool from_r, uint32_t seq, uint32_t ack, uint8_t flags, size_t payload)
 uint32_t
 get32(const Bytes &b, size_t o)
 {
-	return uint32_t(b[o]) << 24 | uint32_t(b[o + 1]) << 16 | uint32_t(b[o + 2]) << 8 | b[o + 3];
+	return uint32_t(b[o]) << 24 | uint32_t(b[o + 1]) << 16 | uint32_t(b[o + 2]) << 8 |
+	       b[o + 3];
 }
 
 uint16_t
@@ -895,8 +896,8 @@ run(Hub &h, bool legacy, LegRun &r)
 	for (uint32_t k = 0; k < ROUNDS; k++) {
 		h.run_until(600 * MS + k * 100 * MS);
 		for (uint32_t i = 0; i < PER_ROUND; i++) {
-			h.inject(seg(false, S_ISN + 1 + (k * PER_ROUND + i) * 1000, R_ISN + 1, 0x10,
-				     1000));
+			uint32_t sq = S_ISN + 1 + (k * PER_ROUND + i) * 1000;
+			h.inject(seg(false, sq, R_ISN + 1, 0x10, 1000));
 			r.data_pkts++;
 		}
 		/* A duplicate of the handshake's ACK: its right edge was advertised. */
@@ -1026,4 +1027,35 @@ TEST(XcpStage, LegacyOffLeavesAcksByteExact)
 	EXPECT_EQ(r.ctr[SGW_XS_OTHER_LINK], r.data_pkts + 2);
 	EXPECT_EQ(r.ctr[SGW_XS_LEG_PURE_ACK], 0u);
 	EXPECT_EQ(r.ls.flows_new, 0u);
+}
+
+TEST(XcpStage, LegacyReloadNeedsRestart)
+{
+	Hub h;
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "bypass", "xcp: {capacity_bps: 100000, legacy: true, "
+					"legacy_max_flows: 64}\n"));
+	h.run_until(0);
+	uint32_t a, b;
+	two_shards(a, b);
+	auto publish = [&](const std::string &xcp, std::string &err) {
+		std::string y = h.yaml(a, b, "bypass", xcp);
+		struct sgw_policy pol;
+		struct sgw_cfg_errors errs;
+		char e[256] = "";
+		EXPECT_EQ(sgw_policy_load_buffer("xs.yaml", y.data(), y.size(), &pol, &errs), 0);
+		int rc = sgw_dp_publish(h.dp.get(), &pol, e, sizeof(e));
+		sgw_policy_free(&pol);
+		err = e;
+		return rc;
+	};
+	std::string err;
+	EXPECT_NE(publish("xcp: {capacity_bps: 100000}\n", err), 0);
+	EXPECT_NE(err.find("xcp: 'legacy' and 'legacy_max_flows' need a restart"),
+		  std::string::npos) << err;
+	EXPECT_NE(publish("xcp: {capacity_bps: 100000, legacy: true, legacy_max_flows: 128}\n",
+			  err), 0);
+	EXPECT_NE(err.find("legacy_max_flows"), std::string::npos) << err;
+	EXPECT_EQ(publish("xcp: {capacity_bps: 200000, legacy: true, legacy_max_flows: 64}\n",
+			  err), 0) << err;
+	EXPECT_NE(sgw_xs_worker_of(h.dp->workers[0])->leg, nullptr);
 }
