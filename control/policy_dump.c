@@ -327,8 +327,9 @@ put_xcp(FILE *f, const struct sgw_policy *p)
 	fputs("\n  gamma: ", f);
 	put_plain_real(f, xp->gamma);
 	fprintf(f, "\n  interval_min_us: %" PRIu32 "\n  interval_init_ms: %" PRIu32
-		"\n  rtt_max_ms: %" PRIu32 "\n", xp->interval_min_us, xp->interval_init_ms,
-		xp->rtt_max_ms);
+		"\n  rtt_max_ms: %" PRIu32 "\n  legacy: %s\n  legacy_max_flows: %" PRIu32 "\n",
+		xp->interval_min_us, xp->interval_init_ms, xp->rtt_max_ms,
+		xp->legacy ? "true" : "false", xp->legacy_max_flows);
 }
 
 int

@@ -19,6 +19,7 @@
 enum {
 	XCK_ENABLED, XCK_PROTOCOL, XCK_CAPACITY, XCK_ALPHA, XCK_BETA, XCK_GAMMA,
 	XCK_INTERVAL_MIN, XCK_INTERVAL_INIT, XCK_RTT_MAX, XCK_PORT, XCK_SHAPER_QUEUE,
+	XCK_LEGACY, XCK_LEGACY_MAX_FLOWS,
 };
 static const struct keyspec xcp_keys[] = {
 	[XCK_ENABLED] = { "enabled", false },
@@ -32,6 +33,8 @@ static const struct keyspec xcp_keys[] = {
 	[XCK_RTT_MAX] = { "rtt_max_ms", false },
 	[XCK_PORT] = { "port", false },
 	[XCK_SHAPER_QUEUE] = { "shaper_queue", false },
+	[XCK_LEGACY] = { "legacy", false },
+	[XCK_LEGACY_MAX_FLOWS] = { "legacy_max_flows", false },
 };
 
 /* Top-level keys that belong under 'xcp:' (the unambiguous ones). */
@@ -41,6 +44,9 @@ const struct keyset xcp_keyset = {
 
 #define XCP_RATE_MIN 1000ull
 #define XCP_RATE_MAX 400000000000ull
+/* Legacy flows per worker: lib/sgw_xcp_legacy.h needs 8; 2^20 slots are ~100 MB a worker. */
+#define XCP_LEGACY_FLOWS_MIN 8u
+#define XCP_LEGACY_FLOWS_MAX 1048576u
 
 /*
  * A plain decimal real: digits, at most one '.', at least one digit, no sign,
@@ -199,6 +205,15 @@ load_xcp(struct ld *ld, const struct ynode *key, const struct ynode *v)
 			get_u32(ld, vals[XCK_SHAPER_QUEUE], "shaper_queue", 1, 65536,
 				&xp->shaper_queue);
 	}
+	/*
+	 * Legacy senders (docs/xcp.md, "Legacy mode in the stage"): the stage
+	 * estimates plain TCP flows and clamps their ACKs' window to the share.
+	 */
+	if (vals[XCK_LEGACY] != NULL)
+		get_bool(ld, vals[XCK_LEGACY], "legacy", &xp->legacy);
+	if (vals[XCK_LEGACY_MAX_FLOWS] != NULL)
+		get_u32(ld, vals[XCK_LEGACY_MAX_FLOWS], "legacy_max_flows", XCP_LEGACY_FLOWS_MIN,
+			XCP_LEGACY_FLOWS_MAX, &xp->legacy_max_flows);
 	if (xp->enabled && ld->role_known && !p->satlink.enabled) {
 		if (vals[XCK_PORT] == NULL)
 			ERR(ld, key, "'xcp' without 'satlink' needs 'port': the satellite port "

@@ -34,6 +34,16 @@
  *   4 bytes no IPv4 header, transport or ESP checksum covers, so nothing is
  *   recomputed and nothing past the XCP header is read or written (ESP
  *   behind it stays byte for byte as it came).
+ * - Legacy mode (xcp.legacy, lib/sgw_xcp_legacy.h; docs/xcp.md, "Legacy mode
+ *   in the stage"): plain TCP leaving toward the satellite is given to the
+ *   legacy table in the action (window and RTT estimated, feedback from the
+ *   controller as if the flow had sent H_cwnd and H_rtt), and the stage takes
+ *   class tcp to see what comes back from the satellite side: those packets'
+ *   window is clamped to the flow's share (never retracting a right edge,
+ *   incremental TCP checksum) and the burst goes on to the flow stage as it
+ *   came, the way lift.c notes esp. The terminal is the unit of sharding, so
+ *   both directions of a terminal's flows are on its worker: one table per
+ *   worker, no sharing. TCP inside ESP is not visible: load only.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -64,6 +74,12 @@ static const char *const xs_ctr_names[SGW_XS__COUNT] = {
 	[SGW_XS_BAD] = "bad_header",
 	[SGW_XS_CHAINED] = "header_not_in_first_segment",
 	[SGW_XS_SHAPED] = "shaper_sent",
+	[SGW_XS_LEG_DATA] = "legacy_data",
+	[SGW_XS_LEG_LOAD] = "legacy_data_load_only",
+	[SGW_XS_LEG_ACKS] = "legacy_acks_seen",
+	[SGW_XS_LEG_CLAMPED] = "legacy_acks_clamped",
+	[SGW_XS_LEG_CHAINED] = "legacy_chained",
+	[SGW_XS_LEG_PURE_ACK] = "legacy_pure_acks_load",
 };
 
 /* The stage's own drop reasons (drops.*, from sgw_stage_drop_base(SGW_STAGE_XCP)). */
@@ -139,6 +155,8 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	dp->sdata[SGW_STAGE_XCP] = xs;
 	xs->proto = pol->xcp_proto;
 	xs->n_workers = dp->n_workers;
+	xs->legacy = pol->xcp.legacy;
+	xs->legacy_max_flows = pol->xcp.legacy_max_flows;
 	if (sl != NULL) {
 		xs->pidx = sl->pidx;
 		xs->n_sess = sl->n_sess;
@@ -181,6 +199,23 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		x->local = xs->out[i];
 		x->local.pos_left = xs->out[i].pos_budget;
 		x->local.neg_left = xs->out[i].neg_budget;
+		if (xs->legacy) {
+			struct sgw_xcpl_conf lc;
+			size_t ml = sgw_xcpl_mem_size(xs->legacy_max_flows);
+
+			sgw_xcpl_conf_default(&lc);
+			lc.xcp_proto = xs->proto;
+			x->leg = rte_zmalloc_socket("sgw_xs_leg", sizeof(*x->leg),
+						    RTE_CACHE_LINE_SIZE, socket);
+			x->leg_mem = rte_zmalloc_socket("sgw_xs_legf", ml, RTE_CACHE_LINE_SIZE,
+							socket);
+			if (x->leg == NULL || x->leg_mem == NULL ||
+			    sgw_xcpl_init(x->leg, &lc, x->leg_mem, ml) != 0) {
+				SGW_LOG(ERR, "xcp: no memory for %u legacy flows on worker %u",
+					xs->legacy_max_flows, i);
+				return -1;
+			}
+		}
 	}
 	/* After satlink (a later row): packets leaving by its port come here first. */
 	sgw_stage_own_port(dp, xs->pidx, SGW_STAGE_XCP);
@@ -191,6 +226,10 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		capacity_of(xs, pol) * 8.0,
 		xs->conf.alpha, xs->conf.beta, xs->conf.gamma, xs->conf.d_init_ns / 1000000u,
 		pol->xcp.rtt_max_ms);
+	if (xs->legacy)
+		SGW_LOG(INFO, "xcp legacy mode: plain TCP's ACKs from the satellite side clamped "
+			"to the flow's share, %u flows per worker",
+			XSW(dp->workers[0])->leg->tab.n_flows);
 	return 1;
 }
 
@@ -200,8 +239,15 @@ xs_fini(struct sgw_dp *dp)
 	uint32_t i;
 
 	for (i = 0; i < dp->n_workers; i++) {
+		struct sgw_xs_worker *x;
+
 		if (dp->workers[i] == NULL)
 			continue;
+		x = dp->workers[i]->sctx[SGW_STAGE_XCP];
+		if (x != NULL) {
+			rte_free(x->leg_mem);
+			rte_free(x->leg);
+		}
 		rte_free(dp->workers[i]->sctx[SGW_STAGE_XCP]);
 		dp->workers[i]->sctx[SGW_STAGE_XCP] = NULL;
 	}
@@ -256,8 +302,9 @@ shaper_pump(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *x
 }
 
 /*
- * enabled and the protocol number are fixed at startup: a reload that turns
- * the stage off or moves the number is refused (one that would turn it on
+ * enabled, the protocol number and legacy mode (legacy, legacy_max_flows: the
+ * tables are allocated at startup) are fixed at startup: a reload that turns
+ * the stage off, moves the number or changes legacy mode is refused (one that would turn it on
  * while it is off is not seen here: the stage table calls only stages that
  * are on; it takes effect at the next start).
  */
@@ -270,17 +317,84 @@ xs_snapshot(struct sgw_dp *dp, struct sgw_snapshot *s, char *err, size_t errlen)
 		snprintf(err, errlen, "xcp: 'enabled' and the XCP protocol number need a restart");
 		return -1;
 	}
+	if (xs != NULL && (s->pol.xcp.legacy != xs->legacy ||
+			   (xs->legacy && s->pol.xcp.legacy_max_flows != xs->legacy_max_flows))) {
+		snprintf(err, errlen, "xcp: 'legacy' and 'legacy_max_flows' need a restart");
+		return -1;
+	}
 	return 0;
 }
 
-/* Class xcp: the rule's action, like the stateless stage (the link's packets come back
- * through xs_action). */
+/*
+ * The IP packet of m for the legacy table: its first segment must hold all of
+ * it (the lib checks lengths against the IP header). NULL otherwise (counted).
+ */
+static inline uint8_t *
+legacy_ip(struct sgw_xs_worker *x, struct rte_mbuf *m, const struct sgw_pkt_info *pi)
+{
+	if (unlikely((uint32_t)pi->l3_off + pi->l3_len > rte_pktmbuf_data_len(m))) {
+		x->ctr[SGW_XS_LEG_CHAINED]++;
+		return NULL;
+	}
+	return rte_pktmbuf_mtod_offset(m, uint8_t *, pi->l3_off);
+}
+
+/* A TCP segment that carries data, SYN, FIN or RST (not a pure ACK). */
+static inline bool
+legacy_segment(const struct sgw_pkt_info *pi)
+{
+	return (pi->tcp_flags & (SGW_XCPA_TH_SYN | SGW_XCPA_TH_FIN | SGW_XCPA_TH_RST)) != 0 ||
+	       (uint32_t)pi->l3_off + pi->l3_len > pi->payload_off;
+}
+
+/*
+ * Legacy mode, class tcp: what comes from the satellite side (received on the
+ * link's port, or re-injected by satlink as if it were) toward a tracked
+ * flow's sender gets its window clamped to the flow's share; every packet
+ * then goes to the flow stage, which forwards it as if this stage were not
+ * there (the clamp changes the window and the checksum, nothing the parser
+ * recorded).
+ */
+static void
+legacy_acks(struct sgw_worker *w, const struct sgw_xs *xs, const uint16_t *idx, uint16_t n,
+	    struct rte_mbuf **m)
+{
+	struct sgw_xs_worker *x = XSW(w);
+	uint16_t j;
+
+	for (j = 0; j < n; j++) {
+		const struct sgw_pkt_meta *pm = &w->pm[idx[j]];
+		uint8_t *p;
+
+		if (pm->pidx != xs->pidx || pm->info.ip_ver == 0)
+			continue;
+		p = legacy_ip(x, m[idx[j]], &pm->info);
+		if (p == NULL)
+			continue;
+		x->ctr[SGW_XS_LEG_ACKS]++;
+		if (sgw_xcpl_ack(x->leg, p, pm->info.l3_len, w->now_ns) == 1)
+			x->ctr[SGW_XS_LEG_CLAMPED]++;
+	}
+}
+
+/*
+ * Class xcp: the rule's action, like the stateless stage (the link's packets
+ * come back through xs_action). Class tcp (the stage takes it for legacy
+ * mode): looked at when legacy is on, then the flow stage's, unchanged.
+ */
 static void
 xs_burst(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
 	 const uint16_t *idx, uint16_t n)
 {
 	uint16_t j;
 
+	/* A class burst is one class. */
+	if (w->pm[idx[0]].info.cls != SGW_CLASS_XCP) {
+		if (XSW(w)->leg != NULL)
+			legacy_acks(w, XS(w->dp), idx, n, m);
+		sgw_stages[SGW_STAGE_FLOW]->burst(w, s, m, idx, n);
+		return;
+	}
 	XSW(w)->ctr[SGW_XS_XCP_SEEN] += n;
 	for (j = 0; j < n; j++) {
 		const struct sgw_pkt_meta *pm = &w->pm[idx[j]];
@@ -300,7 +414,28 @@ xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 	struct sgw_xcp_acc *acc = &xs->acc[w->idx];
 	uint32_t size = pi->ip_ver != 0 ? pi->l3_len : rte_pktmbuf_pkt_len(m);
 
-	if (pi->cls != SGW_CLASS_XCP) {
+	if (pi->cls == SGW_CLASS_TCP && x->leg != NULL && !legacy_segment(pi)) {
+		/*
+		 * A pure ACK toward the link (at a hub: a terrestrial server's
+		 * ACK of an uplink flow) sends no window of data: with H_cwnd =
+		 * its own size it would count as a whole flow in the controller's
+		 * sum of rtt s / cwnd and dilute everyone's positive feedback.
+		 */
+		x->ctr[SGW_XS_LEG_PURE_ACK]++;
+		sgw_xcp_on_other(acc, size);
+	} else if (pi->cls == SGW_CLASS_TCP && x->leg != NULL) {
+		/* Legacy mode: plain TCP is a flow of the controller's, or load. */
+		uint8_t *p = legacy_ip(x, m, pi);
+		int32_t fb;
+
+		if (p != NULL && sgw_xcpl_data(x->leg, acc, &x->local, p, pi->l3_len, size,
+					       w->now_ns, &fb) == 1) {
+			x->ctr[SGW_XS_LEG_DATA]++;
+		} else {
+			x->ctr[SGW_XS_LEG_LOAD]++;
+			sgw_xcp_on_other(acc, size);
+		}
+	} else if (pi->cls != SGW_CLASS_XCP) {
 		x->ctr[SGW_XS_OTHER_LINK]++;
 		sgw_xcp_on_other(acc, size);
 	} else if (unlikely((uint32_t)pi->l4_off + SGW_XCPW_LEN > rte_pktmbuf_data_len(m))) {
@@ -478,12 +613,43 @@ sgw_xs_counters(const struct sgw_dp *dp, uint64_t ctr[SGW_XS__COUNT],
 	}
 }
 
+void
+sgw_xs_legacy_read(const struct sgw_dp *dp, struct sgw_xs_legacy_stats *out)
+{
+	uint32_t i, k;
+
+	memset(out, 0, sizeof(*out));
+	if (XS(dp) == NULL)
+		return;
+	for (i = 0; i < dp->n_workers; i++) {
+		const struct sgw_xs_worker *x;
+		const struct sgw_xcpl *l;
+
+		if (dp->workers[i] == NULL || dp->workers[i]->sctx[SGW_STAGE_XCP] == NULL)
+			continue;
+		x = XSW(dp->workers[i]);
+		l = x->leg;
+		if (l == NULL)
+			continue;
+		out->active += __atomic_load_n(&l->tab.active, __ATOMIC_RELAXED);
+		for (k = 0; k < SGW_XCPL_C__COUNT; k++)
+			out->ctr[k] += __atomic_load_n(&l->ctr[k], __ATOMIC_RELAXED);
+		out->flows_new += __atomic_load_n(&l->tab.ctr[SGW_XCPA_C_FLOWS_NEW],
+						  __ATOMIC_RELAXED);
+		out->flows_reused += __atomic_load_n(&l->tab.ctr[SGW_XCPA_C_FLOWS_REUSED],
+						     __ATOMIC_RELAXED);
+		out->table_full += __atomic_load_n(&l->tab.ctr[SGW_XCPA_C_TABLE_FULL],
+						   __ATOMIC_RELAXED);
+	}
+}
+
 /* Every number the stage reports, through fn (u64) and fd (reals). */
 static void
 xs_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void (*fd)(void *, const char *, double),
 	  void *ctx)
 {
 	uint64_t ctr[SGW_XS__COUNT], bad[SGW_XCP_E__COUNT];
+	struct sgw_xs_legacy_stats ls;
 	struct sgw_xcp_sums sums;
 	struct sgw_xs_tpub t;
 	char name[48];
@@ -517,6 +683,17 @@ xs_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void (*fd)(void *, const char *
 	for (k = 1; k < SGW_XCP_E__COUNT; k++) {
 		snprintf(name, sizeof(name), "bad_%s", sgw_xcp_err_name((enum sgw_xcp_err)k));
 		fn(ctx, name, bad[k]);
+	}
+	/* Legacy mode (zeros when off). */
+	sgw_xs_legacy_read(dp, &ls);
+	fn(ctx, "legacy", XS(dp)->legacy);
+	fn(ctx, "legacy_flows_active", ls.active);
+	fn(ctx, "legacy_flows_new", ls.flows_new);
+	fn(ctx, "legacy_flows_reused", ls.flows_reused);
+	fn(ctx, "legacy_table_full", ls.table_full);
+	for (k = 0; k < SGW_XCPL_C__COUNT; k++) {
+		snprintf(name, sizeof(name), "legacy_%s", sgw_xcpl_ctr_name((enum sgw_xcpl_ctr)k));
+		fn(ctx, name, ls.ctr[k]);
 	}
 }
 
@@ -570,6 +747,18 @@ xs_print_summary(const struct sgw_dp *dp, FILE *f)
 		" bad header), %" PRIu64 " other to the link; feedback +%" PRIu64 " / -%" PRIu64
 		" bytes\n", ctr[SGW_XS_XCP_LINK], ctr[SGW_XS_LOWERED], ctr[SGW_XS_BAD],
 		ctr[SGW_XS_OTHER_LINK], sums.v[SGW_XCP_S_FB_POS], sums.v[SGW_XCP_S_FB_NEG]);
+	if (XS(dp)->legacy) {
+		struct sgw_xs_legacy_stats ls;
+
+		sgw_xs_legacy_read(dp, &ls);
+		fprintf(f, "  xcp legacy: %" PRIu64 " flows (%" PRIu64 " new, %" PRIu64
+			" table full), %" PRIu64 " TCP to the link with feedback (%" PRIu64
+			" load only, %" PRIu64 " pure ACKs), %" PRIu64 " of %" PRIu64
+			" returning TCP clamped\n",
+			ls.active, ls.flows_new, ls.table_full, ctr[SGW_XS_LEG_DATA],
+			ctr[SGW_XS_LEG_LOAD], ctr[SGW_XS_LEG_PURE_ACK], ctr[SGW_XS_LEG_CLAMPED],
+			ctr[SGW_XS_LEG_ACKS]);
+	}
 }
 
 static void
@@ -600,7 +789,8 @@ xs_telemetry(const struct sgw_dp *dp, const char *params, struct rte_tel_data *d
 
 const struct sgw_stage_ops sgw_stage_xcp = {
 	.name = "xcp",
-	.classes = SGW_CLASS_BIT(SGW_CLASS_XCP),
+	/* tcp: for legacy mode (returning ACKs), then the flow stage's (xs_burst). */
+	.classes = SGW_CLASS_BIT(SGW_CLASS_XCP) | SGW_CLASS_BIT(SGW_CLASS_TCP),
 	.init = xs_init,
 	.snapshot = xs_snapshot,
 	.fini = xs_fini,

@@ -22,6 +22,7 @@
 #include "sgw_dp.h"
 #include "sgw_ring.h"
 #include "sgw_xcp.h"
+#include "sgw_xcp_legacy.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,6 +40,13 @@ enum sgw_xs_ctr {
 	SGW_XS_BAD,             /* XCP packets toward the link with a refused header */
 	SGW_XS_CHAINED,         /* XCP header not in the first segment: counted as load */
 	SGW_XS_SHAPED,          /* packets the egress shaper sent (without satlink) */
+	/* legacy mode (xcp.legacy; docs/xcp.md, "Legacy mode in the stage") */
+	SGW_XS_LEG_DATA,        /* plain TCP to the link given feedback as a legacy flow */
+	SGW_XS_LEG_LOAD,        /* plain TCP to the link left as load (no slot, malformed) */
+	SGW_XS_LEG_ACKS,        /* TCP from the link side given to the window clamp */
+	SGW_XS_LEG_CLAMPED,     /* of those, windows lowered (TCP checksum updated) */
+	SGW_XS_LEG_CHAINED,     /* TCP not whole in its first segment: not looked at */
+	SGW_XS_LEG_PURE_ACK,    /* pure ACKs to the link (no data, SYN, FIN, RST): load only */
 	SGW_XS__COUNT
 };
 
@@ -71,6 +79,9 @@ struct sgw_xs {
 	uint64_t fbytes;              /* bytes held */
 	uint64_t next_ns;             /* when the next packet may leave */
 	double frame_eff;             /* satlink's payload share of a full frame (capacity) */
+	/* Legacy mode: fixed at startup (a reload that changes it is refused). */
+	bool legacy;
+	uint32_t legacy_max_flows;    /* per worker, as the policy gave it */
 	/* per worker, single writer each */
 	struct sgw_xcp_acc acc[SGW_MAX_WORKERS];
 	struct sgw_xcp_pub pub[SGW_MAX_WORKERS];   /* written by worker 0 */
@@ -96,7 +107,21 @@ struct sgw_xs_worker {
 	uint64_t next_qsample_ns;
 	uint64_t ctr[SGW_XS__COUNT];
 	uint64_t bad[SGW_XCP_E__COUNT];   /* refused headers by sgw_xcp_err */
+	/*
+	 * Legacy mode: this worker's flows (its terminals' plain TCP; both
+	 * directions of a terminal's flows come to its worker). NULL: off.
+	 */
+	struct sgw_xcpl *leg;
+	void *leg_mem;
 };
+
+/* The legacy table's counters summed over the workers (relaxed loads; any thread). */
+struct sgw_xs_legacy_stats {
+	uint64_t active;                  /* slots in use (idle ones included until reused) */
+	uint64_t ctr[SGW_XCPL_C__COUNT];  /* sgw_xcpl_ctr */
+	uint64_t flows_new, flows_reused, table_full;
+};
+void sgw_xs_legacy_read(const struct sgw_dp *dp, struct sgw_xs_legacy_stats *out);
 
 static inline struct sgw_xs *
 sgw_xs_of(const struct sgw_dp *dp)

@@ -71,6 +71,7 @@ sgw_policy_init_defaults(struct sgw_policy *p)
 		p->xcp.rtt_max_ms = (uint32_t)(xc.rtt_max_ns / 1000000u);
 		p->xcp.port = -1;
 		p->xcp.shaper_queue = 1024;
+		p->xcp.legacy_max_flows = 4096;
 	}
 	p->split.relay_connection_bytes = 262144;
 	p->split.relay_terminal_bytes = (uint64_t)16 << 20;

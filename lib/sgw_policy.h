@@ -227,6 +227,9 @@ struct sgw_xcp_policy {
 	/* Without satlink: the stage's own egress shaper (one worker) owns the queue. */
 	int16_t port;               /* the satellite port: satlink's, or given (-1: none) */
 	uint32_t shaper_queue;      /* packets the shaper holds at most: 1024 */
+	/* XCP for legacy senders: plain TCP's ACKs clamped to the flow's share. */
+	bool legacy;                /* false */
+	uint32_t legacy_max_flows;  /* flows per worker (rounded down to a power of two): 4096 */
 };
 
 /*

@@ -9,12 +9,16 @@
  * says and only lowered, only those 4 bytes changed (checksums stay valid,
  * ESP untouched), non-XCP packets counted as load, refused headers counted
  * by reason and forwarded, the accounting identity, and two workers sharing
- * the link giving what one worker gives.
+ * the link giving what one worker gives. Legacy mode (xcp.legacy): plain TCP
+ * toward the satellite gets a share, the ACKs coming back have their window
+ * clamped to it (never retracting an edge, checksums right), and with legacy
+ * off they pass byte for byte.
  */
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -785,3 +789,273 @@ TEST(XcpStage, TwoWorkersSharingTheLinkMatchOne)
 }
 
 } // namespace
+
+/* ------------------------------------------------------------ legacy mode */
+
+namespace legacy {
+
+const char *const S_ADDR = "198.51.100.10";  /* the terrestrial sender, no agent */
+const char *const R_ADDR = "10.20.1.5";      /* its receiver behind site a */
+const uint32_t S_ISN = 1000, R_ISN = 5000;
+const size_t TCP_OFF = 14 + 20;               /* the TCP header of an IPv4 frame */
+
+/* A plain TCP frame of the flow: from the sender (terrestrial side) or the receiver. */
+Bytes
+seg(bool from_r, uint32_t seq, uint32_t ack, uint8_t flags, size_t payload)
+{
+	Frame f;
+	f.src = from_r ? R_ADDR : S_ADDR;
+	f.dst = from_r ? S_ADDR : R_ADDR;
+	f.sport = from_r ? 80 : 40000;
+	f.dport = from_r ? 40000 : 80;
+	f.seq = seq;
+	f.ack = ack;
+	f.tcp_flags = flags;
+	f.payload = payload;
+	return sgwtest::build(f);
+}
+
+uint32_t
+get32(const Bytes &b, size_t o)
+{
+	return uint32_t(b[o]) << 24 | uint32_t(b[o + 1]) << 16 | uint32_t(b[o + 2]) << 8 |
+	       b[o + 3];
+}
+
+uint16_t
+wnd_of(const Bytes &b)
+{
+	return uint16_t(b[TCP_OFF + 14] << 8 | b[TCP_OFF + 15]);
+}
+
+/* Is the TCP checksum of a plain IPv4 TCP frame right? */
+bool
+plain_csum_ok(const Bytes &b)
+{
+	size_t iplen = size_t(b[14 + 2] << 8 | b[14 + 3]), tlen = iplen - 20;
+	Bytes ph(b.begin() + 14 + 12, b.begin() + 14 + 20);
+	ph.push_back(0);
+	ph.push_back(6);
+	sgwtest::put16(ph, uint16_t(tlen));
+	ph.insert(ph.end(), b.begin() + long(TCP_OFF), b.begin() + long(TCP_OFF + tlen));
+	return sgwtest::csum(ph.data(), ph.size()) == 0;
+}
+
+struct LegRun {
+	std::vector<Bytes> acks_in;    /* what the receiver sent, in order */
+	std::vector<Bytes> acks_out;   /* what the hub forwarded toward the sender */
+	uint32_t share = 0;            /* the flow's share at the end (legacy on) */
+	uint64_t ctr[SGW_XS__COUNT] = {};
+	sgw_xs_legacy_stats ls{};
+	sgw_xs_tpub t{};
+	size_t data_pkts = 0;
+};
+
+const uint32_t ROUNDS = 24, PER_ROUND = 20;  /* 20 x 1000 B every 100 ms: 1.6 Mbit/s */
+
+/*
+ * A legacy sender through a hub whose link carries 100 kbit/s: the SYN, the
+ * receiver's SYN-ACK 600 ms later (an RTT sample), then every 100 ms 20 data
+ * segments toward the satellite and the receiver's ACK of the round sent
+ * 600 ms before. The sender is a model that does not slow down: the
+ * controller sees overload every interval, the flow gets negative feedback.
+ */
+void
+run(Hub &h, bool legacy, LegRun &r)
+{
+	std::string x = std::string("xcp: {capacity_bps: 100000") +
+			(legacy ? ", legacy: true, legacy_max_flows: 64}\n" : "}\n");
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "bypass", x));
+	auto inject_sat = [&](const Bytes &b) {
+		struct rte_mbuf *m = rte_pktmbuf_alloc(h.dp->pool);
+		ASSERT_NE(m, nullptr);
+		memcpy(rte_pktmbuf_append(m, uint16_t(b.size())), b.data(), b.size());
+		ASSERT_EQ(rte_ring_enqueue(h.sat.rx, m), 0);
+		r.acks_in.push_back(b);
+	};
+	auto take_terr = [&]() {
+		for (auto *m : h.terr.take()) {
+			r.acks_out.push_back(sgwtest::bytes_of(m));
+			rte_pktmbuf_free(m);
+		}
+	};
+	h.run_until(0);
+	h.inject(seg(false, S_ISN, 0, 0x02, 0));
+	r.data_pkts++;
+	/* ESP toward the same host: the TCP inside is not visible, load only. */
+	Frame esp;
+	esp.proto = 50;
+	esp.dst = R_ADDR;
+	esp.payload = 500;
+	h.inject(sgwtest::build(esp));
+	h.run_until(600 * MS);
+	inject_sat(seg(true, R_ISN, S_ISN + 1, 0x12, 0));
+	h.run_until(601 * MS);
+	/* The handshake's third packet: a pure ACK, load only (no flow-sized term). */
+	h.inject(seg(false, S_ISN + 1, R_ISN + 1, 0x10, 0));
+	for (uint32_t k = 0; k < ROUNDS; k++) {
+		h.run_until(600 * MS + k * 100 * MS);
+		for (uint32_t i = 0; i < PER_ROUND; i++) {
+			uint32_t sq = S_ISN + 1 + (k * PER_ROUND + i) * 1000;
+			h.inject(seg(false, sq, R_ISN + 1, 0x10, 1000));
+			r.data_pkts++;
+		}
+		/* A duplicate of the handshake's ACK: its right edge was advertised. */
+		if (k == 6)
+			inject_sat(seg(true, R_ISN + 1, S_ISN + 1, 0x10, 0));
+		if (k >= 6)
+			inject_sat(seg(true, R_ISN + 1,
+				       S_ISN + 1 + (k - 5) * PER_ROUND * 1000, 0x10, 0));
+		h.run_until(600 * MS + k * 100 * MS + 2 * MS);
+		h.recv_sat();
+		take_terr();
+	}
+	uint64_t badr[SGW_XCP_E__COUNT];
+	sgw_xcp_sums sums;
+	sgw_xs_counters(h.dp.get(), r.ctr, badr, &sums);
+	sgw_xs_legacy_read(h.dp.get(), &r.ls);
+	sgw_xs_read(h.dp.get(), &r.t);
+	if (legacy) {
+		uint8_t s[4] = {198, 51, 100, 10}, d[4] = {10, 20, 1, 5};
+		const sgw_xcpa_flow *f = sgw_xcpl_find(sgw_xs_worker_of(h.dp->workers[0])->leg,
+						       4, s, 40000, d, 80, h.now);
+		ASSERT_NE(f, nullptr);
+		r.share = f->cwnd_xcp;
+	}
+}
+
+} // namespace legacy
+
+TEST(XcpStage, LegacyClampsAcksToTheShareUnderOverload)
+{
+	using namespace legacy;
+	Hub h;
+	LegRun r;
+	ASSERT_NO_FATAL_FAILURE(run(h, true, r));
+
+	/* The controller ran intervals under overload and gave negative feedback. */
+	EXPECT_GE(r.t.epoch, 2u);
+	EXPECT_LT(r.t.last.phi_bytes, 0.0);
+	EXPECT_EQ(r.ls.flows_new, 1u);
+	EXPECT_EQ(r.ls.active, 1u);
+	EXPECT_EQ(r.ls.table_full, 0u);
+	EXPECT_EQ(r.ctr[SGW_XS_LEG_DATA], r.data_pkts);
+	EXPECT_EQ(r.ctr[SGW_XS_LEG_LOAD], 0u);
+	EXPECT_EQ(r.ctr[SGW_XS_OTHER_LINK], 1u) << "the ESP packet: load only";
+	EXPECT_EQ(r.ctr[SGW_XS_LEG_PURE_ACK], 1u);
+	EXPECT_GT(r.ls.ctr[SGW_XCPL_C_RTT_SAMPLES], 0u);
+	EXPECT_GT(r.ls.ctr[SGW_XCPL_C_FB_NEG_BYTES], 0u);
+	/* The share went down from the initial 10 MSS. */
+	EXPECT_LT(r.share, 10u * 1460u);
+	EXPECT_GE(r.share, 1460u);
+
+	/* Every ACK came back toward the sender, in order, checksums right. */
+	ASSERT_EQ(r.acks_out.size(), r.acks_in.size());
+	EXPECT_EQ(r.ctr[SGW_XS_LEG_ACKS], r.acks_in.size());
+	uint64_t edge = 0, clamped = 0;
+	for (size_t i = 0; i < r.acks_out.size(); i++) {
+		const Bytes &in = r.acks_in[i], &out = r.acks_out[i];
+		ASSERT_EQ(out.size(), in.size());
+		EXPECT_TRUE(plain_csum_ok(out)) << i;
+		/* Only the window and the TCP checksum may differ. */
+		for (size_t o = 14; o < out.size(); o++) {
+			if (o < TCP_OFF + 14 || o > TCP_OFF + 17) {
+				EXPECT_EQ(out[o], in[o]) << "ack " << i << " byte " << o;
+			}
+		}
+		uint32_t ack = get32(out, TCP_OFF + 8);
+		uint16_t w = wnd_of(out);
+		EXPECT_LE(w, wnd_of(in));
+		if (w < wnd_of(in))
+			clamped++;
+		/* Never a right edge moved to the left (no wrap in this run). */
+		EXPECT_GE(uint64_t(ack) + w, edge) << "ack " << i;
+		if (i + 1 == r.acks_out.size()) {
+			/* The last: the share, or the edge already advertised if that is more. */
+			uint64_t want = std::max<uint64_t>(r.share, edge > ack ? edge - ack : 0);
+			EXPECT_EQ(w, std::min<uint64_t>(want, 65535)) << r.share;
+			EXPECT_LT(w, 65535);
+		}
+		edge = std::max<uint64_t>(edge, uint64_t(ack) + w);
+	}
+	EXPECT_EQ(r.ctr[SGW_XS_LEG_CLAMPED], clamped);
+	EXPECT_GT(clamped, 0u);
+	/*
+	 * The duplicate ACK (the second) after the share fell: held at the edge
+	 * the SYN-ACK advertised (its window, the initial share), not the share.
+	 */
+	ASSERT_GE(r.acks_out.size(), 2u);
+	EXPECT_EQ(wnd_of(r.acks_out[1]), wnd_of(r.acks_out[0]));
+	EXPECT_GT(wnd_of(r.acks_out[1]), r.share);
+	EXPECT_GE(r.ls.ctr[SGW_XCPL_C_EDGE_HELD], 1u);
+	/* The summary line says the same. */
+	char *mem = nullptr;
+	size_t len = 0;
+	FILE *m = open_memstream(&mem, &len);
+	ASSERT_NE(m, nullptr);
+	sgw_stages_print_summary(h.dp.get(), m);
+	fclose(m);
+	std::string sum(mem, len);
+	free(mem);
+	EXPECT_NE(sum.find("xcp legacy: 1 flows (1 new, 0 table full), " +
+			   std::to_string(r.data_pkts) + " TCP to the link with feedback (0 "
+			   "load only, 1 pure ACKs), " + std::to_string(clamped) + " of " +
+			   std::to_string(r.acks_in.size()) + " returning TCP clamped"),
+		  std::string::npos) << sum;
+	/* Shown for the record: the windows the sender was given. */
+	std::string ws;
+	for (const Bytes &o : r.acks_out)
+		ws += std::to_string(wnd_of(o)) + " ";
+	printf("legacy: share %u, epochs %llu, phi %.0f, %llu of %zu ACKs clamped: %s\n",
+	       r.share, (unsigned long long)r.t.epoch, r.t.last.phi_bytes,
+	       (unsigned long long)clamped, r.acks_out.size(), ws.c_str());
+	EXPECT_EQ(r.ls.ctr[SGW_XCPL_C_CLAMPED], clamped);
+	/* The Hub's destructor checks the accounting identity. */
+}
+
+TEST(XcpStage, LegacyOffLeavesAcksByteExact)
+{
+	using namespace legacy;
+	Hub h;
+	LegRun r;
+	ASSERT_NO_FATAL_FAILURE(run(h, false, r));
+	ASSERT_EQ(r.acks_out.size(), r.acks_in.size());
+	for (size_t i = 0; i < r.acks_out.size(); i++)
+		EXPECT_EQ(r.acks_out[i], r.acks_in[i]) << "ack " << i;
+	EXPECT_EQ(r.ctr[SGW_XS_LEG_ACKS], 0u);
+	EXPECT_EQ(r.ctr[SGW_XS_LEG_DATA], 0u);
+	EXPECT_EQ(r.ctr[SGW_XS_OTHER_LINK], r.data_pkts + 2);
+	EXPECT_EQ(r.ctr[SGW_XS_LEG_PURE_ACK], 0u);
+	EXPECT_EQ(r.ls.flows_new, 0u);
+}
+
+TEST(XcpStage, LegacyReloadNeedsRestart)
+{
+	Hub h;
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "bypass", "xcp: {capacity_bps: 100000, legacy: true, "
+					"legacy_max_flows: 64}\n"));
+	h.run_until(0);
+	uint32_t a, b;
+	two_shards(a, b);
+	auto publish = [&](const std::string &xcp, std::string &err) {
+		std::string y = h.yaml(a, b, "bypass", xcp);
+		struct sgw_policy pol;
+		struct sgw_cfg_errors errs;
+		char e[256] = "";
+		EXPECT_EQ(sgw_policy_load_buffer("xs.yaml", y.data(), y.size(), &pol, &errs), 0);
+		int rc = sgw_dp_publish(h.dp.get(), &pol, e, sizeof(e));
+		sgw_policy_free(&pol);
+		err = e;
+		return rc;
+	};
+	std::string err;
+	EXPECT_NE(publish("xcp: {capacity_bps: 100000}\n", err), 0);
+	EXPECT_NE(err.find("xcp: 'legacy' and 'legacy_max_flows' need a restart"),
+		  std::string::npos) << err;
+	EXPECT_NE(publish("xcp: {capacity_bps: 100000, legacy: true, legacy_max_flows: 128}\n",
+			  err), 0);
+	EXPECT_NE(err.find("legacy_max_flows"), std::string::npos) << err;
+	EXPECT_EQ(publish("xcp: {capacity_bps: 200000, legacy: true, legacy_max_flows: 64}\n",
+			  err), 0) << err;
+	EXPECT_NE(sgw_xs_worker_of(h.dp->workers[0])->leg, nullptr);
+}

@@ -201,4 +201,29 @@ TEST(PolicyXcp, EmulatorRefusesIt)
 	EXPECT_TRUE(found) << l.errors();
 }
 
+TEST(PolicyXcp, LegacyModeKeys)
+{
+	/* Off by default, 4096 flows per worker. */
+	Loaded d(hub("xcp: {}\n"));
+	ASSERT_EQ(d.rc, 0) << d.errors();
+	EXPECT_FALSE(d.p.xcp.legacy);
+	EXPECT_EQ(d.p.xcp.legacy_max_flows, 4096u);
+	Loaded l(hub("xcp:\n  legacy: true\n  legacy_max_flows: 512\n"));
+	ASSERT_EQ(l.rc, 0) << l.errors();
+	EXPECT_TRUE(l.p.xcp.legacy);
+	EXPECT_EQ(l.p.xcp.legacy_max_flows, 512u);
+	Loaded f(hub("xcp: {legacy: false}\n"));
+	ASSERT_EQ(f.rc, 0) << f.errors();
+	EXPECT_FALSE(f.p.xcp.legacy);
+	/* Refusals, at the value (the section starts at line 10). */
+	expect_one(Loaded(hub("xcp:\n  legacy: maybe\n")), 11, 11,
+		   "'legacy' must be true or false (got 'maybe')");
+	expect_one(Loaded(hub("xcp:\n  legacy_max_flows: 4\n")), 11, 21,
+		   "'legacy_max_flows' 4 is out of range 8..1048576");
+	expect_one(Loaded(hub("xcp:\n  legacy_max_flows: 2000000\n")), 11, 21,
+		   "'legacy_max_flows' 2000000 is out of range 8..1048576");
+	expect_one(Loaded(hub("xcp:\n  legacy_max_flow: 64\n")), 11, 3,
+		   "unknown key 'legacy_max_flow' in xcp (did you mean 'legacy_max_flows'?)");
+}
+
 } // namespace

@@ -223,6 +223,8 @@ expect_same_xcp(const sgw_xcp_policy &a, const sgw_xcp_policy &b)
 	EXPECT_EQ(a.interval_min_us, b.interval_min_us);
 	EXPECT_EQ(a.interval_init_ms, b.interval_init_ms);
 	EXPECT_EQ(a.rtt_max_ms, b.rtt_max_ms);
+	EXPECT_EQ(a.legacy, b.legacy);
+	EXPECT_EQ(a.legacy_max_flows, b.legacy_max_flows);
 }
 
 void
@@ -1093,6 +1095,8 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 			xp.rtt_max_ms = 1000 + rnd(59001);
 			xp.interval_init_ms = 1 + rnd(xp.rtt_max_ms);
 			xp.interval_min_us = 1 + rnd(std::min(1000000u, 1000 * xp.interval_init_ms));
+			xp.legacy = rnd(2);
+			xp.legacy_max_flows = 8 + rnd(1048576 - 7);
 			n_xcp++;
 		}
 
