@@ -256,8 +256,9 @@ shaper_pump(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *x
 }
 
 /*
- * enabled and the protocol number are fixed at startup: a reload that turns
- * the stage off or moves the number is refused (one that would turn it on
+ * enabled, the protocol number and the shaper's port and queue are fixed at
+ * startup: a reload that turns the stage off or moves them is refused (one
+ * that would turn it on
  * while it is off is not seen here: the stage table calls only stages that
  * are on; it takes effect at the next start).
  */
@@ -268,6 +269,12 @@ xs_snapshot(struct sgw_dp *dp, struct sgw_snapshot *s, char *err, size_t errlen)
 
 	if (!s->pol.xcp.enabled || (xs != NULL && s->pol.xcp_proto != xs->proto)) {
 		snprintf(err, errlen, "xcp: 'enabled' and the XCP protocol number need a restart");
+		return -1;
+	}
+	if (xs != NULL && xs->shaper &&
+	    (s->pol.xcp.port != xs->pidx || s->pol.xcp.shaper_queue != xs->fr.cap ||
+	     s->pol.satlink.enabled)) {
+		snprintf(err, errlen, "xcp: the shaper's 'port' and 'shaper_queue' need a restart");
 		return -1;
 	}
 	return 0;
