@@ -274,7 +274,8 @@ xs_snapshot(struct sgw_dp *dp, struct sgw_snapshot *s, char *err, size_t errlen)
 	if (xs != NULL && xs->shaper &&
 	    (s->pol.xcp.port != xs->pidx || s->pol.xcp.shaper_queue != xs->fr.cap ||
 	     s->pol.satlink.enabled)) {
-		snprintf(err, errlen, "xcp: the shaper's 'port' and 'shaper_queue' need a restart");
+		snprintf(err, errlen,
+			 "xcp: the shaper's 'port' and 'shaper_queue' need a restart");
 		return -1;
 	}
 	return 0;
