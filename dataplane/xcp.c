@@ -302,11 +302,11 @@ shaper_pump(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *x
 }
 
 /*
- * enabled, the protocol number and legacy mode (legacy, legacy_max_flows: the
- * tables are allocated at startup) are fixed at startup: a reload that turns
- * the stage off, moves the number or changes legacy mode is refused (one that would turn it on
- * while it is off is not seen here: the stage table calls only stages that
- * are on; it takes effect at the next start).
+ * enabled, the protocol number, legacy mode (legacy, legacy_max_flows: the
+ * tables are allocated at startup) and the shaper's port and queue are fixed at
+ * startup: a reload that turns the stage off or changes them is refused (one
+ * that would turn it on is refused by the control thread's restart check, since
+ * the stage table calls only stages that are on).
  */
 static int
 xs_snapshot(struct sgw_dp *dp, struct sgw_snapshot *s, char *err, size_t errlen)
@@ -320,6 +320,13 @@ xs_snapshot(struct sgw_dp *dp, struct sgw_snapshot *s, char *err, size_t errlen)
 	if (xs != NULL && (s->pol.xcp.legacy != xs->legacy ||
 			   (xs->legacy && s->pol.xcp.legacy_max_flows != xs->legacy_max_flows))) {
 		snprintf(err, errlen, "xcp: 'legacy' and 'legacy_max_flows' need a restart");
+		return -1;
+	}
+	if (xs != NULL && xs->shaper &&
+	    (s->pol.xcp.port != xs->pidx || s->pol.xcp.shaper_queue != xs->fr.cap ||
+	     s->pol.satlink.enabled)) {
+		snprintf(err, errlen,
+			 "xcp: the shaper's 'port' and 'shaper_queue' need a restart");
 		return -1;
 	}
 	return 0;

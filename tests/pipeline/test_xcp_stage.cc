@@ -557,6 +557,20 @@ TEST(XcpStage, ShaperWithoutSatlinkPacesAndControls)
 	EXPECT_EQ(t.last.queue_bytes, 0.0);
 	EXPECT_GT(t.last.input_Bps, t.capacity_Bps);
 	EXPECT_LT(t.last.phi_bytes, 0.0);
+	/* The shaper's port and queue need a restart; its rate does not. */
+	{
+		uint32_t a, b;
+		two_shards(a, b);
+		std::string y = h.yaml(a, b, "", "xcp: {port: sat, capacity_bps: 8000000, "
+				       "shaper_queue: 65}\n");
+		struct sgw_policy pol;
+		struct sgw_cfg_errors errs;
+		char e[256] = "";
+		ASSERT_EQ(sgw_policy_load_buffer("xs.yaml", y.data(), y.size(), &pol, &errs), 0);
+		EXPECT_NE(sgw_dp_publish(h.dp.get(), &pol, e, sizeof(e)), 0);
+		EXPECT_STREQ(e, "xcp: the shaper's 'port' and 'shaper_queue' need a restart");
+		sgw_policy_free(&pol);
+	}
 	for (uint32_t i = 0; i < 5; i++)
 		h.inject(with_xcp(tcp_to(false, 2000 + i), X{}));
 	h.run_until(160 * MS);
