@@ -1199,6 +1199,16 @@ split_telemetry(const struct sgw_dp *dp, const char *params, struct rte_tel_data
 	return 0;
 }
 
+/* The table's flow_input: TCP only (a split rule's UDP or ESP flows are forwarded as usual). */
+static int
+split_flow_input_op(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
+		    const struct sgw_pkt_meta *pm, int32_t fp, int32_t rule)
+{
+	if (pm->info.cls != SGW_CLASS_TCP)
+		return 0;
+	return sgw_split_flow_input(w, s, m, pm, fp, rule);
+}
+
 const struct sgw_stage_ops sgw_stage_split = {
 	.name = "split",
 	/* No class of its own: the flow stage hands it its flows' TCP packets. */
@@ -1207,6 +1217,8 @@ const struct sgw_stage_ops sgw_stage_split = {
 	.drain = split_drain,
 	.fini = split_fini,
 	.timer = split_timer,
+	.flow_input = split_flow_input_op,
+	.flow_alive = sgw_split_flow_alive,
 	.loop = split_loop,
 	.drop_names = sp_drop_names,
 	.n_drops = SP_DROP__COUNT,

@@ -33,6 +33,10 @@ const struct sgw_stage_ops *const sgw_stages[SGW_STAGE__COUNT] = {
 	[SGW_STAGE_SPLIT] = &sgw_stage_split,
 };
 
+const uint8_t sgw_action_stage[SGW_ACT__COUNT] = {
+	[SGW_ACT_SPLIT] = SGW_STAGE_SPLIT,
+};
+
 void
 sgw_stage_own_port(struct sgw_dp *dp, int16_t pidx, enum sgw_stage_id id)
 {

@@ -32,6 +32,7 @@ extern "C" {
 struct sgw_dp;
 struct sgw_worker;
 struct sgw_snapshot;
+struct sgw_pkt_meta;
 struct sgw_policy;
 
 /* The rows of the stage table. */
@@ -86,6 +87,15 @@ struct sgw_stage_ops {
 	/* A packet that leaves by a port it owns: it carries, bypasses or drops it. */
 	void (*action)(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
 		       const struct sgw_pkt_info *pi, int32_t term, int32_t rule);
+	/*
+	 * Flows it owns (the TCP split): the flow stage hands it each packet of a flow whose
+	 * entry names it (sgw_flow.mech_stage) or whose rule's action it implements
+	 * (sgw_action_stage): 1 it took m, 0 the flow stage forwards m as usual.
+	 */
+	int (*flow_input)(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
+			  const struct sgw_pkt_meta *pm, int32_t fp, int32_t rule);
+	/* A flow it owns hit the flow idle timeout: nonzero keeps it (the stage times it). */
+	int (*flow_alive)(const struct sgw_worker *w, uint32_t fp);
 	/* One of its timers fired (lib/sgw_tev.h: object, timer id). */
 	void (*timer)(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t obj,
 		      uint8_t timer);
@@ -132,6 +142,8 @@ struct sgw_stage_ops {
 
 /* The stage table, indexed by enum sgw_stage_id. */
 extern const struct sgw_stage_ops *const sgw_stages[SGW_STAGE__COUNT];
+/* The stage a rule action hands its flows to (SGW_STAGE_FLOW: the flow stage keeps them). */
+extern const uint8_t sgw_action_stage[];  /* indexed by enum sgw_action */
 
 /* The first of stage id's drop reasons in drops.* (w->c.drop[]); the table's order. */
 unsigned int sgw_stage_drop_base(enum sgw_stage_id id);

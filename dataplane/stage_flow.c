@@ -12,7 +12,6 @@
 #include "emit.h"
 #include "flow_table.h"
 #include "sgw_dp.h"
-#include "split.h"
 #include "stage.h"
 
 #define RULE_UNKNOWN (-2)
@@ -39,6 +38,7 @@ flow_burst(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *
 		const struct sgw_pkt_meta *pm = &w->pm[i];
 		struct sgw_flow *f;
 		int32_t fp = pos[j], *cached;
+		uint8_t owner;
 		uint8_t d = dir[j];
 
 		/* A miss may be a flow an earlier packet of this burst created. */
@@ -78,11 +78,13 @@ flow_burst(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *
 			*cached = sgw_rule_for(s, &pm->info, pm->pidx, pm->term);
 			f->rule_dscp[d] = pm->info.dscp;
 		}
-		/* The split takes its flows' segments, and a split rule's new flows. */
-		if (w->sctx[SGW_STAGE_SPLIT] != NULL && pm->info.cls == SGW_CLASS_TCP &&
-		    (f->mech_stage == SGW_STAGE_SPLIT ||
-		     (*cached >= 0 && s->pol.rules[*cached].action == SGW_ACT_SPLIT)) &&
-		    sgw_split_flow_input(w, s, m[i], pm, fp, *cached))
+		/* A stage that owns the flow, or implements its rule's action, may take it. */
+		owner = f->mech_stage;
+		if (owner == SGW_STAGE_FLOW && *cached >= 0)
+			owner = sgw_action_stage[s->pol.rules[*cached].action];
+		if (owner != SGW_STAGE_FLOW && w->sctx[owner] != NULL &&
+		    sgw_stages[owner]->flow_input != NULL &&
+		    sgw_stages[owner]->flow_input(w, s, m[i], pm, fp, *cached))
 			continue;
 		sgw_emit(w, s, m[i], pm->pidx, &pm->info, pm->term, *cached);
 	}
@@ -91,10 +93,14 @@ flow_burst(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *
 static void
 flow_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t obj, uint8_t timer)
 {
-	/* A live split half's flow is not idle: its TCP leg may be (split.c times it). */
-	if (timer == SGW_FLOW_T_IDLE && obj < w->flows->cap &&
-	    w->flows->e[obj].mech_stage == SGW_STAGE_SPLIT && sgw_split_flow_alive(w, obj))
-		w->flows->e[obj].last_ns = w->now_ns;
+	/* A flow another stage owns and still uses is not idle (that stage times its state). */
+	if (timer == SGW_FLOW_T_IDLE && obj < w->flows->cap) {
+		uint8_t owner = w->flows->e[obj].mech_stage;
+
+		if (owner != SGW_STAGE_FLOW && owner < SGW_STAGE__COUNT &&
+		    sgw_stages[owner]->flow_alive != NULL && sgw_stages[owner]->flow_alive(w, obj))
+			w->flows->e[obj].last_ns = w->now_ns;
+	}
 	if (timer == SGW_FLOW_T_IDLE)
 		w->c.flows_expired +=
 			(uint64_t)sgw_flow_timer_expired(w->flows, w->tw, SGW_STAGE_FLOW, obj,
