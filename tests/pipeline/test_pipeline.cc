@@ -797,6 +797,26 @@ restart_diff(const std::string &a, const std::string &b, std::string *why)
 	return rc;
 }
 
+/* A temporary directory removed with its files when the test ends, even when an
+ * ASSERT returns early. */
+struct ScopedTmpDir {
+	char path[32] = "/tmp/sgw_rd_XXXXXX";
+	std::vector<std::string> files;
+	bool ok = mkdtemp(path) != nullptr;
+	std::string add(const char *name)
+	{
+		files.push_back(std::string(path) + "/" + name);
+		return files.back();
+	}
+	~ScopedTmpDir()
+	{
+		for (const auto &f : files)
+			unlink(f.c_str());
+		if (ok)
+			rmdir(path);
+	}
+};
+
 TEST(RestartDiff, SatlinkSectionIsRestartOnly)
 {
 	const std::string terms = "  - {name: a, id: 1, prefixes: [10.1.0.0/16]}\n"
@@ -850,11 +870,11 @@ TEST(RestartDiff, SatlinkSectionIsRestartOnly)
 	EXPECT_EQ(why, "satlink.terminal changed");
 
 	/* The key file (its path: the dataplane reads it at startup). */
-	char dir[] = "/tmp/sgw_rd_XXXXXX";
-	ASSERT_NE(mkdtemp(dir), nullptr);
-	std::vector<std::string> files;
+	ScopedTmpDir dir;
+	ASSERT_TRUE(dir.ok);
+	std::vector<std::string> &files = dir.files;
 	for (const char *name : { "/k1", "/k2" }) {
-		files.push_back(std::string(dir) + name);
+		dir.add(name + 1);
 		FILE *f = fopen(files.back().c_str(), "w");
 		ASSERT_NE(f, nullptr);
 		fprintf(f, "1 000102030405060708090a0b0c0d0e0f\n2 %s\n",
@@ -870,17 +890,14 @@ TEST(RestartDiff, SatlinkSectionIsRestartOnly)
 	EXPECT_EQ(restart_diff(k1, satlink_policy(base + "  keys: " + files[1] + "\n", terms),
 			       &why), 1);
 	EXPECT_EQ(why, "satlink.keys changed");
-	for (const auto &f : files)
-		unlink(f.c_str());
-	rmdir(dir);
 }
 
 /* The lift section sizes each worker's machine at startup: every key needs a restart. */
 TEST(RestartDiff, LiftSectionIsRestartOnly)
 {
-	char dir[] = "/tmp/sgw_rdiff_XXXXXX";
-	ASSERT_NE(mkdtemp(dir), nullptr);
-	const std::string kp = std::string(dir) + "/hub.keys";
+	ScopedTmpDir dir;
+	ASSERT_TRUE(dir.ok);
+	const std::string kp = dir.add("hub.keys");
 	FILE *f = fopen(kp.c_str(), "w");
 	ASSERT_NE(f, nullptr);
 	fputs("1 000102030405060708090a0b0c0d0e0f\n", f);
@@ -921,8 +938,6 @@ TEST(RestartDiff, LiftSectionIsRestartOnly)
 	EXPECT_EQ(restart_diff(lift(on + "  timer: adaptive\n"),
 			       lift(on + "  timer: adaptive\n  timer_min_ms: 300\n"), &why), 1);
 	EXPECT_EQ(why, "lift.timer_min_ms changed");
-	unlink(kp.c_str());
-	rmdir(dir);
 }
 
 /*

@@ -508,11 +508,16 @@ TEST(TimerWheel, IdleCatchUpSkipsEmptyTicks) {
   ASSERT_EQ(got.size(), 100u);
   for (uint64_t i = 0; i < 100; i++)
     EXPECT_EQ(got[i], i);
-  EXPECT_LT(ms, 200) << "catch-up walked empty ticks";
+  // A loop over the 7.2e10 empty ticks would take tens of seconds; the event-driven
+  // catch-up takes microseconds. 5 s separates the two by far more than any
+  // scheduling delay on a loaded CI machine.
+  EXPECT_LT(ms, 5000) << "catch-up walked empty ticks";
 }
 
 // A million timers spread over an hour, one jump of an hour, drained 4096 at
-// a time: all fire, in tick order, FIFO within a tick, quickly.
+// a time: all fire, in tick order, FIFO within a tick. How fast is measured by
+// bench_lib_timer_wheel's BM_Expire, not asserted here (a wall-clock bound in a test
+// fails on a loaded machine); the time is printed for the log.
 TEST(TimerWheel, OneHourJumpWithMillionTimers) {
   const uint32_t n = UnderValgrind() ? 50000 : 1000000;
   Wheel w(n, kTick100us, 0);
@@ -547,9 +552,6 @@ TEST(TimerWheel, OneHourJumpWithMillionTimers) {
       std::chrono::steady_clock::now() - t1).count();
   EXPECT_EQ(got, n);
   EXPECT_EQ(w.Stats().active, 0u);
-  if (!UnderValgrind()) {
-    EXPECT_LT(ms, 3000) << "one-hour jump over 1M timers took " << ms << " ms";
-  }
   std::printf("[          ] 1h jump, %u timers: %lld ms\n", n, (long long)ms);
 }
 
