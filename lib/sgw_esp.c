@@ -4,8 +4,8 @@
  * (contract: sgw_esp.h; the agent that uses it: control/agent/mh_lift.c;
  * docs/lift.md, "The mobile host's ESP").
  *
- * AES-GCM from Intel IPsec-MB's direct GCM API, as lib/sgw_slcrypto.c uses
- * it: IMB_AES{128,256}_GCM_PRE once per SA, one-shot _ENC / _DEC per packet,
+ * AES-GCM from Intel IPsec-MB's direct GCM API, on a manager from
+ * sgw_gcm.h (shared with lib/sgw_slcrypto.c, known answers checked): IMB_AES{128,256}_GCM_PRE once per SA, one-shot _ENC / _DEC per packet,
  * in place. The replay window is RFC 6479's ring of 64-bit words (32 words,
  * so any window up to 1024 fits with a word to spare and moving the top only
  * clears whole words).
@@ -19,6 +19,7 @@
 #include <intel-ipsec-mb.h>
 
 #include "sgw_esp.h"
+#include "sgw_gcm.h"
 #include "sgw_hex.h"
 
 #define ESP_WORDS 32u                   /* replay ring: 2048 bits */
@@ -195,30 +196,17 @@ struct sgw_esp_engine *
 sgw_esp_engine_create(void)
 {
 	struct sgw_esp_engine *eng;
-	IMB_ARCH used = IMB_ARCH_NONE;
 
 	eng = calloc(1, sizeof(*eng));
 	if (eng == NULL)
 		return NULL;
-	eng->mgr = alloc_mb_mgr(0);
-	if (eng->mgr == NULL)
-		goto fail;
-	init_mb_mgr_auto(eng->mgr, &used);
-	if (imb_get_errno(eng->mgr) != 0)
-		goto fail;
-	if ((eng->mgr->features & IMB_FEATURE_SELF_TEST) != 0 &&
-	    (eng->mgr->features & IMB_FEATURE_SELF_TEST_PASS) == 0)
-		goto fail;
-	/* No AES-NI: IPsec-MB's emulation path is not used (as slcrypto). */
-	if (used != IMB_ARCH_SSE && used != IMB_ARCH_AVX && used != IMB_ARCH_AVX2 &&
-	    used != IMB_ARCH_AVX512)
-		goto fail;
+	/* the best arch the CPU has, checked against GCM's known answers */
+	eng->mgr = sgw_gcm_mgr_create(SGW_GCM_ARCH_AUTO, NULL);
+	if (eng->mgr == NULL) {
+		free(eng);
+		return NULL;
+	}
 	return eng;
-fail:
-	if (eng->mgr != NULL)
-		free_mb_mgr(eng->mgr);
-	free(eng);
-	return NULL;
 }
 
 void
@@ -226,7 +214,7 @@ sgw_esp_engine_destroy(struct sgw_esp_engine *eng)
 {
 	if (eng == NULL)
 		return;
-	free_mb_mgr(eng->mgr);
+	sgw_gcm_mgr_destroy(eng->mgr);
 	free(eng);
 }
 
