@@ -165,24 +165,9 @@ ip -n "$NS_MH" neigh add $FH lladdr $MAC_FH dev "$V_MH" nud permanent
 ip -n "$NS_MH" neigh add $FH6 lladdr $MAC_FH dev "$V_MH" nud permanent
 
 VM_BOOT_TIMEOUT=${VM_BOOT_TIMEOUT:-$((BUDGET / 2))}
-vm_boot "$NS_FH" "$TAP" $MAC_FH "$DIR" --add "$KEYS:/etc/esp.keys" --add "$FILE:/data.bin"
+# The VM boots while the agents are set up.
+vm_start "$NS_FH" "$TAP" $MAC_FH "$DIR" --add "$KEYS:/etc/esp.keys" --add "$FILE:/data.bin"
 PIDS+=("$VM_PID")
-log "VM up: $(vm uname -r), boot ${VM_BOOT_S} s (QEMU TCG, 1 vCPU)"
-vm "$IP addr add $FH/24 dev eth0 && $IP -6 addr add $FH6/64 dev eth0 nodad &&" \
-	"$IP neigh add $MH lladdr $MAC_MH dev eth0 nud permanent &&" \
-	"$IP neigh add $MH6 lladdr $MAC_MH dev eth0 nud permanent" >/dev/null ||
-	fail "VM addresses"
-# The SAs from the key file, as the docs tell an operator (docs/lift.md).
-vm "grep -v '^#' /etc/esp.keys | while read -r l; do eval \"$IP xfrm state add \$l\" || exit 1; done" \
-	>"$DIR/vm-sa.log" 2>&1 || fail "VM: ip xfrm state add: $(cat "$DIR/vm-sa.log")"
-vm "$IP xfrm policy add src $FH/32 dst $MH/32 dir out tmpl src $FH dst $MH proto esp mode transport &&" \
-	"$IP xfrm policy add src $MH/32 dst $FH/32 dir in tmpl src $MH dst $FH proto esp mode transport &&" \
-	"$IP xfrm policy add src $FH6/128 dst $MH6/128 dir out tmpl src $FH6 dst $MH6 proto esp mode transport &&" \
-	"$IP xfrm policy add src $MH6/128 dst $FH6/128 dir in tmpl src $MH6 dst $FH6 proto esp mode transport" \
-	>"$DIR/vm-sp.log" 2>&1 || fail "VM: ip xfrm policy add: $(cat "$DIR/vm-sp.log")"
-[ "$(vm "$IP xfrm state | grep -c 'aead rfc4106(gcm(aes))'")" = 4 ] || fail "VM: 4 SAs"
-log "VM: 4 rfc4106(gcm(aes)) transport SAs and 4 policies from the key file"
-
 # ------------------------------------------------------------ the agent on mh
 tun_up() { ip -n "$1" link show "$2" 2>/dev/null | grep -q ',UP'; }
 ip netns exec "$NS_MH" "$MH_LIFT" --tun "$T_MH" --mtu 1400 --local $MH --peer $FH \
@@ -208,6 +193,23 @@ ip -n "$NS_MH" -6 rule add fwmark $MARK lookup main pref 100
 ip -n "$NS_MH" -6 rule add to $FH6 lookup 161 pref 110
 ip -n "$NS_MH" -6 route add $FH6 dev "$T6_MH" src $MH6 table 161
 kill -0 "$AGENT" 2>/dev/null || fail "mh_lift exited"
+vm_wait
+log "VM up: $(vm uname -r), boot ${VM_BOOT_S} s (QEMU TCG, 1 vCPU)"
+vm "$IP addr add $FH/24 dev eth0 && $IP -6 addr add $FH6/64 dev eth0 nodad &&" \
+	"$IP neigh add $MH lladdr $MAC_MH dev eth0 nud permanent &&" \
+	"$IP neigh add $MH6 lladdr $MAC_MH dev eth0 nud permanent" >/dev/null ||
+	fail "VM addresses"
+# The SAs from the key file, as the docs tell an operator (docs/lift.md).
+vm "grep -v '^#' /etc/esp.keys | while read -r l; do eval \"$IP xfrm state add \$l\" || exit 1; done" \
+	>"$DIR/vm-sa.log" 2>&1 || fail "VM: ip xfrm state add: $(cat "$DIR/vm-sa.log")"
+vm "$IP xfrm policy add src $FH/32 dst $MH/32 dir out tmpl src $FH dst $MH proto esp mode transport &&" \
+	"$IP xfrm policy add src $MH/32 dst $FH/32 dir in tmpl src $MH dst $FH proto esp mode transport &&" \
+	"$IP xfrm policy add src $FH6/128 dst $MH6/128 dir out tmpl src $FH6 dst $MH6 proto esp mode transport &&" \
+	"$IP xfrm policy add src $MH6/128 dst $FH6/128 dir in tmpl src $MH6 dst $FH6 proto esp mode transport" \
+	>"$DIR/vm-sp.log" 2>&1 || fail "VM: ip xfrm policy add: $(cat "$DIR/vm-sp.log")"
+[ "$(vm "$IP xfrm state | grep -c 'aead rfc4106(gcm(aes))'")" = 4 ] || fail "VM: 4 SAs"
+log "VM: 4 rfc4106(gcm(aes)) transport SAs and 4 policies from the key file"
+
 
 # ------------------------------------------------------------ counters
 snap() {
@@ -344,9 +346,8 @@ inject() {
 }
 counts_mh() {
 	snap "$AGENT" "$DIR/mh.json"
-	echo "$(jget "$DIR/mh.json" in_sa.dropped.replay) $(jget "$DIR/mh.json" \
-		in_sa.dropped.too_old) $(jget "$DIR/mh.json" in_sa.dropped.auth_fail)" \
-		"$(jget "$DIR/mh.json" in_sa.packets) $(jget "$DIR/mh.json" in_sa.rx_top)"
+	$PY -c 'import json, sys; s = json.load(open(sys.argv[1]))["in_sa"]; d = s["dropped"]
+print(d["replay"], d["too_old"], d["auth_fail"], s["packets"], s["rx_top"])' "$DIR/mh.json"
 }
 read -r r0 o0 a0 p0 top0 <<<"$(counts_mh)"
 [ "$top0" -gt 70 ] || fail "the agent's window top $top0 is too low for a too-old replay"

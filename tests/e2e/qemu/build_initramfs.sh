@@ -12,6 +12,11 @@
 #  - qemu/init.sh as /init;
 #  - extra files: --add SRC:DEST (a key file, a data file).
 # Uncompressed: the kernel unpacks it faster under TCG than a gzip one.
+# All but the extra files is a base archive kept beside the kernel
+# (initramfs-base-<hash>.cpio, the hash over this script, init.sh, busybox
+# and ip); the output is that base followed by a small archive of the extra
+# files (the kernel unpacks concatenated archives in turn): on a loaded
+# machine building the base costs tens of seconds.
 #
 #   build_initramfs.sh --kernel DIR --out FILE [--add SRC:DEST]...
 set -euo pipefail
@@ -50,8 +55,28 @@ SKIP=(jitterentropy_rng)
 # kernel's own requests (request_module -> busybox modprobe, modules.dep).
 AUTOLOAD_DIRS=(kernel/crypto kernel/arch/x86/crypto)
 
-ROOT=$(mktemp -d /tmp/ke-initramfs.XXXXXX)
-trap 'rm -rf "$ROOT"' EXIT
+TMPD=$(mktemp -d /tmp/ke-initramfs.XXXXXX)
+trap 'rm -rf "$TMPD"' EXIT
+ROOT=$TMPD
+
+# The extra files, in their own archive.
+mkdir -p "$ROOT/extra"
+for a in "${ADDS[@]}"; do
+	src=${a%%:*}
+	dst=${a#*:}
+	mkdir -p "$ROOT/extra$(dirname "$dst")"
+	cp "$src" "$ROOT/extra$dst"
+done
+(cd "$ROOT/extra" && find . -print0 | cpio --null -o -H newc --quiet) >"$ROOT/extra.cpio"
+
+KEY=$(cat "$0" "$HERE/init.sh" "$BUSYBOX" "$IP" | sha256sum | cut -c1-16)
+BASE=$KDIR/initramfs-base-$KEY.cpio
+if [ -s "$BASE" ]; then
+	cat "$BASE" "$ROOT/extra.cpio" >"$OUT"
+	echo "build_initramfs: $OUT, $(($(stat -c %s "$OUT") / 1024)) KiB (base $BASE)"
+	exit 0
+fi
+ROOT=$ROOT/base
 mkdir -p "$ROOT"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,run,root}
 mkdir -p "$ROOT/lib/modules/$KVER"
 cp "$BUSYBOX" "$ROOT/bin/busybox"
@@ -106,11 +131,9 @@ cp "$MODDIR"/modules.{dep,alias,symbols,builtin,order} "$ROOT/lib/modules/$KVER/
 
 cp "$HERE/init.sh" "$ROOT/init"
 chmod 755 "$ROOT/init"
-for a in "${ADDS[@]}"; do
-	src=${a%%:*}
-	dst=${a#*:}
-	mkdir -p "$ROOT$(dirname "$dst")"
-	cp "$src" "$ROOT$dst"
-done
-(cd "$ROOT" && find . -print0 | cpio --null -o -H newc --quiet) >"$OUT"
-echo "build_initramfs: $OUT, $(($(stat -c %s "$OUT") / 1024)) KiB, modules: ${ORDER[*]}"
+(cd "$ROOT" && find . -print0 | cpio --null -o -H newc --quiet) >"$ROOT.cpio"
+# Atomic: another test may build the same base at the same time.
+mv "$ROOT.cpio" "$BASE"
+cat "$BASE" "$TMPD/extra.cpio" >"$OUT"
+echo "build_initramfs: $OUT, $(($(stat -c %s "$OUT") / 1024)) KiB, base $BASE built," \
+	"modules: ${ORDER[*]}"

@@ -7,7 +7,9 @@
 # namespace of the caller, and run commands in it over a serial port.
 #
 #   vm_boot NS TAP MAC DIR [--add SRC:DEST]...   build, boot, wait for /init's
-#                       ready marker; sets VM_PID, VM_BOOT_S (boot time, s)
+#                       ready marker; sets VM_PID, VM_BOOT_S (boot time, s);
+#                       the same as vm_start with the same arguments, then
+#                       vm_wait (the caller may do its own setup in between)
 #   vm CMD              run CMD in the VM (sh -c), print its output, return
 #                       its exit code; VM_TIMEOUT (s, default 60) bounds it
 #   vm_stop             power the VM off (or kill QEMU)
@@ -31,7 +33,12 @@ VM_BIOS=${VM_BIOS:-/usr/share/qemu/qboot.rom}
 _vm_now() { date +%s%N; }
 
 vm_boot() {
-	local ns=$1 tap=$2 mac=$3 dir=$4 t0 end
+	vm_start "$@"
+	vm_wait
+}
+
+vm_start() {
+	local ns=$1 tap=$2 mac=$3 dir=$4
 	shift 4
 	VM_DIR=$dir
 	[ -s "$VM_CACHE/current/kernel.env" ] ||
@@ -50,7 +57,7 @@ vm_boot() {
 		fail "initramfs: $(tail -n 3 "$dir/initramfs.log")"
 	mkfifo "$dir/vmcmd.in" "$dir/vmcmd.out"
 	: >"$dir/vm-cmd.log"
-	t0=$(_vm_now)
+	VM_T0=$(_vm_now)
 	# -cpu max: TCG emulates AES-NI and PCLMULQDQ, which the kernel may use.
 	local bios=()
 	[ ! -r "$VM_BIOS" ] || bios=(-bios "$VM_BIOS")
@@ -68,15 +75,19 @@ vm_boot() {
 	cat "$dir/vmcmd.out" >>"$dir/vm-cmd.log" &
 	VM_CAT=$!
 	exec 7<>"$dir/vmcmd.in"
-	end=$((t0 + ${VM_BOOT_TIMEOUT:-90} * 1000000000))
-	until grep -q '^@@ready' "$dir/vm-cmd.log"; do
-		kill -0 "$VM_PID" 2>/dev/null || fail "qemu exited: $(tail -n 5 "$dir/qemu.log" \
-			"$dir/console.log" 2>/dev/null)"
+}
+
+vm_wait() {
+	local end
+	end=$((VM_T0 + ${VM_BOOT_TIMEOUT:-90} * 1000000000))
+	until grep -q '^@@ready' "$VM_DIR/vm-cmd.log"; do
+		kill -0 "$VM_PID" 2>/dev/null || fail "qemu exited: $(tail -n 5 "$VM_DIR/qemu.log" \
+			"$VM_DIR/console.log" 2>/dev/null)"
 		[ "$(_vm_now)" -lt "$end" ] || fail "the VM did not boot in ${VM_BOOT_TIMEOUT:-90} s:" \
-			"$(tail -n 5 "$dir/console.log")"
+			"$(tail -n 5 "$VM_DIR/console.log")"
 		sleep 0.05
 	done
-	VM_BOOT_S=$(awk -v a="$(_vm_now)" -v b="$t0" 'BEGIN { printf "%.1f", (a - b) / 1e9 }')
+	VM_BOOT_S=$(awk -v a="$(_vm_now)" -v b="$VM_T0" 'BEGIN { printf "%.1f", (a - b) / 1e9 }')
 }
 
 # vm CMD...: the words are joined by spaces into one command line for sh -c.
