@@ -10,6 +10,7 @@
 #                       ready marker; sets VM_PID, VM_BOOT_S (boot time, s);
 #                       the same as vm_start with the same arguments, then
 #                       vm_wait (the caller may do its own setup in between)
+#   vm_check            fail unless the kernel, QEMU, busybox and cpio are there
 #   vm CMD              run CMD in the VM (sh -c), print its output, return
 #                       its exit code; VM_TIMEOUT (s, default 60) bounds it
 #   vm_stop             power the VM off (or kill QEMU)
@@ -32,6 +33,16 @@ VM_BIOS=${VM_BIOS:-/usr/share/qemu/qboot.rom}
 
 _vm_now() { date +%s%N; }
 
+# vm_check: fail now if a piece is missing (the kernel, QEMU, busybox-static,
+# cpio), before the caller builds anything.
+vm_check() {
+	[ -s "$VM_CACHE/current/kernel.env" ] ||
+		fail "no kernel in $VM_CACHE (run tests/e2e/qemu/fetch_kernel.sh; setup.sh does)"
+	command -v "$VM_QEMU" >/dev/null || fail "no $VM_QEMU (Debian package qemu-system-x86)"
+	command -v busybox >/dev/null || fail "no busybox (Debian package busybox-static)"
+	command -v cpio >/dev/null || fail "no cpio (Debian package cpio)"
+}
+
 vm_boot() {
 	vm_start "$@"
 	vm_wait
@@ -41,9 +52,7 @@ vm_start() {
 	local ns=$1 tap=$2 mac=$3 dir=$4
 	shift 4
 	VM_DIR=$dir
-	[ -s "$VM_CACHE/current/kernel.env" ] ||
-		fail "no kernel in $VM_CACHE (run tests/e2e/qemu/fetch_kernel.sh; setup.sh does)"
-	command -v "$VM_QEMU" >/dev/null || fail "no $VM_QEMU (Debian package qemu-system-x86)"
+	vm_check
 	# shellcheck disable=SC1091
 	. "$VM_CACHE/current/kernel.env"
 	local kdir
