@@ -33,6 +33,9 @@ packages=(
 	python3-cryptography
 	# tests/e2e/xcp_analyze.py: the XCP experiment figures (docs/img/xcp_*.png)
 	python3-matplotlib
+	# tests/e2e/test_esp_kernel.sh: the fixed host is a Debian kernel with ESP booted
+	# under QEMU (software emulation, no KVM needed) on a busybox initramfs
+	qemu-system-x86 busybox-static cpio
 )
 
 missing=()
@@ -47,6 +50,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 		"${missing[@]}" >/dev/null
 fi
+
+# The kernel that test_esp_kernel.sh boots: Debian's cloud kernel image package,
+# downloaded and unpacked into /var/cache/satgw/vm, never installed on this host.
+tests/e2e/qemu/fetch_kernel.sh
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build
