@@ -23,13 +23,21 @@
 //    too: their share is in the time (callgrind separates it, see
 //    docs/tcp-split.md "Scale").
 //  - SplitLifeSpoofed/N: the same with the spoofed handshake.
+//  - StageForwardLife / StageSplitLife / StageSplitLifeSpoofed: the same
+//    life through the dataplane stage (hub + terminal, satlink), the split
+//    one against the same connection forwarded untouched (header of the
+//    stage section below).
 // items_per_second: connections (SplitLife: one split connection = both
-// halves + both model peers on this one core).
+// halves + both model peers on this one core; Stage*: both dataplanes).
 // Reproduce: build-h/tests/bench/bench_split --benchmark_repetitions=5
 //            --benchmark_report_aggregates_only=true
-// Instruction counts: valgrind --tool=callgrind build-h/tests/bench/bench_split
-//            --benchmark_filter='SplitLife/16384' --benchmark_min_time=0.01 (and
-//            callgrind_annotate --inclusive=yes), divided by the iterations printed.
+// Instruction counts per connection (SGW_BENCH_ITERS=n: exactly n iterations):
+//   SGW_BENCH_ITERS=20000 valgrind --tool=callgrind build-h/tests/bench/bench_split
+//       --benchmark_filter='^SplitLife/64/'; callgrind_annotate --inclusive=yes:
+//       (Life + Expire) / 20000
+//   SGW_BENCH_ITERS=3000 valgrind --tool=callgrind --collect-atstart=no
+//       '--toggle-collect=*StageRig::Life*' build-h/tests/bench/bench_split
+//       --benchmark_filter='^StageSplitLife/': totals / 3000
 
 #include <benchmark/benchmark.h>
 
