@@ -272,13 +272,15 @@ struct TcpBed {
 				TcpPair &p = slot[it.slot];
 				if (p.s.state == SGW_TCP_CLOSED) {
 					// the server's listener: a SYN opens it
-					sgw_tcp_conn_init(&sv.st, &p.s, 7000000u + it.slot, kServerPort,
+					sgw_tcp_conn_init(&sv.st, &p.s, 7000000u + it.slot,
+							  kServerPort,
 							  uint16_t(it.b[0] << 8 | it.b[1]));
 					p.s.user = it.slot;
 					sgw_tcp_listen(&sv.st, &p.s);
 				}
 				PeerInput(sv, &p.s, now, it, &o);
-				ApplyTimers(tw, p.s.tw, SGW_TCP_T__COUNT, o, kOwnServer, it.slot, now);
+				ApplyTimers(tw, p.s.tw, SGW_TCP_T__COUNT, o, kOwnServer, it.slot,
+					    now);
 				if ((o.events & SGW_TCP_EV_PEER_FIN)) {
 					sgw_tcp_out_reset(&o);
 					sgw_tcp_shutdown(&sv.st, &p.s, now, &o);
@@ -290,7 +292,8 @@ struct TcpBed {
 				Item &it = s2c.pop();
 				TcpPair &p = slot[it.slot];
 				PeerInput(cl, &p.c, now, it, &o);
-				ApplyTimers(tw, p.c.tw, SGW_TCP_T__COUNT, o, kOwnClient, it.slot, now);
+				ApplyTimers(tw, p.c.tw, SGW_TCP_T__COUNT, o, kOwnClient, it.slot,
+					    now);
 			}
 		}
 		c2s.reset();
@@ -306,8 +309,8 @@ struct TcpBed {
 			return;
 		}
 		sgw_tcp_out o;
-		sgw_tcp_conn_init(&cl.st, &p.c, 1000000u + i * 7919u, uint16_t(1024 + (i & 0x7fff)),
-				  kServerPort);
+		sgw_tcp_conn_init(&cl.st, &p.c, 1000000u + i * 7919u,
+				  uint16_t(1024 + (i & 0x7fff)), kServerPort);
 		p.c.user = i;
 		sgw_tcp_out_reset(&o);
 		sgw_tcp_connect(&cl.st, &p.c, now, &o);
@@ -498,8 +501,8 @@ struct SplitBed {
 			a.dport = seg.dport;
 			sgw_split_bufs b = Bufs(i, true);
 			s.term.user = i;
-			if (sgw_split_open(&term.env, &s.term, now, &a, &seg, mode, uint16_t(i + 1),
-					   3000000u + i, &b, nullptr, &o) != 0) {
+			if (sgw_split_open(&term.env, &s.term, now, &a, &seg, mode,
+					   uint16_t(i + 1), 3000000u + i, &b, nullptr, &o) != 0) {
 				bad++;
 				return;
 			}
@@ -515,7 +518,8 @@ struct SplitBed {
 		sgw_split_out o;
 		if (s.hub.state == SGW_SPLIT_S_FREE) {
 			sgw_stream_msg m;
-			if (sgw_stream_decode(it.b, it.len, &m, hub.env.msg_err) != SGW_STREAM_E_OK ||
+			if (sgw_stream_decode(it.b, it.len, &m, hub.env.msg_err) !=
+				    SGW_STREAM_E_OK ||
 			    m.type != SGW_STREAM_OPEN) {
 				bad++;
 				return;
@@ -600,13 +604,15 @@ struct SplitBed {
 				Item &it = h2s.pop();
 				TcpPair &p = slot[it.slot].peers;
 				if (p.s.state == SGW_TCP_CLOSED) {
-					sgw_tcp_conn_init(&sv.st, &p.s, 7000000u + it.slot, kServerPort,
+					sgw_tcp_conn_init(&sv.st, &p.s, 7000000u + it.slot,
+							  kServerPort,
 							  uint16_t(it.b[0] << 8 | it.b[1]));
 					p.s.user = it.slot;
 					sgw_tcp_listen(&sv.st, &p.s);
 				}
 				PeerInput(sv, &p.s, now, it, &o);
-				ApplyTimers(tw, p.s.tw, SGW_TCP_T__COUNT, o, kOwnServer, it.slot, now);
+				ApplyTimers(tw, p.s.tw, SGW_TCP_T__COUNT, o, kOwnServer, it.slot,
+					    now);
 				if (o.events & SGW_TCP_EV_PEER_FIN) {
 					sgw_tcp_out_reset(&o);
 					sgw_tcp_shutdown(&sv.st, &p.s, now, &o);
@@ -626,7 +632,8 @@ struct SplitBed {
 				Item &it = t2c.pop();
 				TcpPair &p = slot[it.slot].peers;
 				PeerInput(cl, &p.c, now, it, &o);
-				ApplyTimers(tw, p.c.tw, SGW_TCP_T__COUNT, o, kOwnClient, it.slot, now);
+				ApplyTimers(tw, p.c.tw, SGW_TCP_T__COUNT, o, kOwnClient, it.slot,
+					    now);
 			}
 			more = !c2t.empty() || !t2h.empty() || !h2s.empty() || !s2h.empty() ||
 			       !h2t.empty() || !t2c.empty();
@@ -655,8 +662,9 @@ struct SplitBed {
 		sgw_tcp_connect(&cl.st, &s.peers.c, now, &o);
 		ApplyTimers(tw, s.peers.c.tw, SGW_TCP_T__COUNT, o, kOwnClient, i, now);
 		Pump();
-		if (s.peers.c.state != SGW_TCP_ESTABLISHED || s.peers.s.state != SGW_TCP_ESTABLISHED ||
-		    s.term.state != SGW_SPLIT_S_OPEN || s.hub.state != SGW_SPLIT_S_OPEN)
+		if (s.peers.c.state != SGW_TCP_ESTABLISHED ||
+		    s.peers.s.state != SGW_TCP_ESTABLISHED || s.term.state != SGW_SPLIT_S_OPEN ||
+		    s.hub.state != SGW_SPLIT_S_OPEN)
 			bad++;
 		sgw_tcp_out_reset(&o);
 		sgw_tcp_shutdown(&cl.st, &s.peers.c, now, &o);
@@ -733,8 +741,9 @@ struct DpPort {
 	rte_ring *rx = nullptr, *tx = nullptr;
 	bool Make(const std::string &base)
 	{
-		rx = rte_ring_create((base + "_rx").c_str(), 16384, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
-		tx = rte_ring_create((base + "_tx").c_str(), 16384, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		const unsigned f = RING_F_SP_ENQ | RING_F_SC_DEQ;
+		rx = rte_ring_create((base + "_rx").c_str(), 16384, 0, f);
+		tx = rte_ring_create((base + "_tx").c_str(), 16384, 0, f);
 		if (rx == nullptr || tx == nullptr)
 			return false;
 		int id = rte_eth_from_rings(base.c_str(), &rx, 1, &tx, 1, 0);
@@ -838,10 +847,12 @@ struct StageRig {
 	std::string HubYaml() const
 	{
 		return "version: 1\nrole: hub\nports:\n"
-		       "  - {name: terr, device: " + terr.name + ", role: terrestrial, peer: sat}\n"
+		       "  - {name: terr, device: " + terr.name +
+		       ", role: terrestrial, peer: sat}\n"
 		       "  - {name: sat, device: " + hsat.name + ", role: satellite, peer: terr}\n"
 		       "next_hops:\n"
-		       "  - {name: to-term, port: sat, mac: \"" + std::string(kTermSatMac) + "\"}\n"
+		       "  - {name: to-term, port: sat, mac: \"" + std::string(kTermSatMac) +
+		       "\"}\n"
 		       "  - {name: to-fh, port: terr, mac: \"02:00:00:00:01:01\"}\n"
 		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24]}\n"
 		       "rules:\n"
@@ -880,7 +891,8 @@ struct StageRig {
 		char err[256] = "";
 		unsigned int lcores[1] = {0};
 		*dpp = static_cast<sgw_dp *>(calloc(1, sizeof(sgw_dp)));
-		if (sgw_policy_load_buffer("bench.yaml", yaml.data(), yaml.size(), &pol, &errs) != 0) {
+		if (sgw_policy_load_buffer("bench.yaml", yaml.data(), yaml.size(), &pol, &errs) !=
+		    0) {
 			fprintf(stderr, "bench_split: policy: %s\n", errs.n ? errs.e[0].msg : "?");
 			return false;
 		}
@@ -931,13 +943,14 @@ struct StageRig {
 				if (tot <= len - 14 && tot > ihl &&
 				    sgw_tcp_seg_parse(d + 14 + ihl, tot - ihl, &s, nullptr) ==
 					    SGW_TCP_PR_OK) {
-					uint32_t i = uint32_t((server ? s.sport : s.dport) - 1024u);
+					uint16_t port = server ? s.sport : s.dport;
+					uint32_t i = uint32_t(port - 1024u);
 					if (i < kStageSlots) {
 						sgw_tcp_conn *c = server ? &slot[i].s : &slot[i].c;
 						if (server && c->state == SGW_TCP_CLOSED &&
 						    (s.flags & SGW_TCP_F_SYN)) {
-							sgw_tcp_conn_init(&h.st, c, 7000000u + i, s.dport,
-									  s.sport);
+							sgw_tcp_conn_init(&h.st, c, 7000000u + i,
+									  s.dport, s.sport);
 							sgw_tcp_listen(&h.st, c);
 						}
 						sgw_tcp_out out;
@@ -1015,8 +1028,9 @@ struct StageRig {
 			Step();
 		if (p.c.state != SGW_TCP_ESTABLISHED) {
 			if (getenv("SGW_BENCH_DEBUG"))
-				fprintf(stderr, "slot %u: client %s server %s opened %lu accepted %lu "
-					"open t %lu h %lu\n", i, sgw_tcp_state_name(p.c.state),
+				fprintf(stderr, "slot %u: client %s server %s opened %lu "
+					"accepted %lu open t %lu h %lu\n", i,
+					sgw_tcp_state_name(p.c.state),
 					sgw_tcp_state_name(p.s.state),
 					(unsigned long)sgw_split_dp_ctr(term, SGW_SPD_OPENED),
 					(unsigned long)sgw_split_dp_ctr(hub, SGW_SPD_ACCEPTED),
@@ -1061,7 +1075,8 @@ EalUp()
 		const char *eal[] = {"bench_split", "--no-huge", "-m", "2048", "--no-pci",
 				     "--file-prefix", prefix.c_str(), "-l", "0", "--log-level",
 				     "warning"};
-		g_eal = rte_eal_init(int(sizeof(eal) / sizeof(eal[0])), const_cast<char **>(eal)) >= 0;
+		int argc = int(sizeof(eal) / sizeof(eal[0]));
+		g_eal = rte_eal_init(argc, const_cast<char **>(eal)) >= 0;
 	}
 	return g_eal;
 }
@@ -1116,7 +1131,8 @@ RunStage(benchmark::State &state, int which, uint16_t dport)
 	state.SetItemsProcessed(state.iterations());
 	state.counters["host_segs_per_conn"] = double(r.cl.segs + r.sv.segs - segs0) / n;
 	state.counters["steps_per_conn"] = double(r.steps - steps0) / n;
-	state.counters["halves_open"] = double(sgw_split_dp_open(r.hub) + sgw_split_dp_open(r.term));
+	state.counters["halves_open"] =
+		double(sgw_split_dp_open(r.hub) + sgw_split_dp_open(r.term));
 }
 
 void
