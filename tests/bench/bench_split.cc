@@ -763,7 +763,9 @@ struct DpPort {
 
 const char *const kHubSatMac = "02:00:00:00:03:01";
 const char *const kTermSatMac = "02:00:00:00:04:01";
-constexpr uint32_t kStageSlots = 16384;  // a client port comes back after 84 s > TIME-WAIT
+// Client ports cycled: one comes back after 84 s, past the hub leg's TIME-WAIT (60 s).
+// SGW_BENCH_STAGE_SLOTS=n (fewer) brings a 4-tuple back while its hub half is in TIME-WAIT.
+constexpr uint32_t kStageSlots = 16384;
 constexpr uint64_t kStepNs = 20000;
 constexpr uint64_t kGapNs = 5 * kMs;
 
@@ -829,6 +831,7 @@ struct StageRig {
 	sgw_dp *hub = nullptr, *term = nullptr;
 	Host cl, sv;
 	std::unique_ptr<TcpPair[]> slot{new TcpPair[kStageSlots]};
+	uint32_t nslots = kStageSlots;
 	uint64_t now = 0;
 	uint8_t handshake = SGW_SPLIT_HS_END_TO_END;
 
@@ -945,7 +948,7 @@ struct StageRig {
 					    SGW_TCP_PR_OK) {
 					uint16_t port = server ? s.sport : s.dport;
 					uint32_t i = uint32_t(port - 1024u);
-					if (i < kStageSlots) {
+					if (i < nslots) {
 						sgw_tcp_conn *c = server ? &slot[i].s : &slot[i].c;
 						if (server && c->state == SGW_TCP_CLOSED &&
 						    (s.flags & SGW_TCP_F_SYN)) {
@@ -1001,6 +1004,9 @@ struct StageRig {
 			return false;
 		HostInit(cl, true);
 		HostInit(sv, false);
+		const char *e = getenv("SGW_BENCH_STAGE_SLOTS");
+		if (e != nullptr && atoi(e) > 0 && uint32_t(atoi(e)) < kStageSlots)
+			nslots = uint32_t(atoi(e));
 		for (uint32_t i = 0; i < kStageSlots; i++)
 			memset(&slot[i], 0, sizeof(slot[i]));
 		// satlink up: both ends wait for their epoch (up to 1 s of virtual time)
@@ -1112,7 +1118,7 @@ RunStage(benchmark::State &state, int which, uint16_t dport)
 	uint64_t segs0 = r.cl.segs + r.sv.segs, steps0 = r.steps;
 	for (auto _ : state) {
 		stuck += !r.Life(next, dport);
-		next = next + 1 == kStageSlots ? 0 : next + 1;
+		next = next + 1 >= r.nslots ? 0 : next + 1;
 		conns++;
 	}
 	uint64_t byp = 0;
