@@ -29,14 +29,14 @@
 //    stage section below).
 // items_per_second: connections (SplitLife: one split connection = both
 // halves + both model peers on this one core; Stage*: both dataplanes).
-// Reproduce: build-h/tests/bench/bench_split --benchmark_repetitions=5
+// Reproduce: build-h/tests/bench/bench_dp_split --benchmark_repetitions=5
 //            --benchmark_report_aggregates_only=true
 // Instruction counts per connection (SGW_BENCH_ITERS=n: exactly n iterations):
-//   SGW_BENCH_ITERS=20000 valgrind --tool=callgrind build-h/tests/bench/bench_split
+//   SGW_BENCH_ITERS=20000 valgrind --tool=callgrind build-h/tests/bench/bench_dp_split
 //       --benchmark_filter='^SplitLife/64/'; callgrind_annotate --inclusive=yes:
 //       (Life + Expire) / 20000
 //   SGW_BENCH_ITERS=3000 valgrind --tool=callgrind --collect-atstart=no
-//       '--toggle-collect=*StageRig::Life*' build-h/tests/bench/bench_split
+//       '--toggle-collect=*StageRig::Life*' build-h/tests/bench/bench_dp_split
 //       --benchmark_filter='^StageSplitLife/': totals / 3000
 
 #include <benchmark/benchmark.h>
@@ -896,7 +896,7 @@ struct StageRig {
 		*dpp = static_cast<sgw_dp *>(calloc(1, sizeof(sgw_dp)));
 		if (sgw_policy_load_buffer("bench.yaml", yaml.data(), yaml.size(), &pol, &errs) !=
 		    0) {
-			fprintf(stderr, "bench_split: policy: %s\n", errs.n ? errs.e[0].msg : "?");
+			fprintf(stderr, "bench_dp_split: policy: %s\n", errs.n ? errs.e[0].msg : "?");
 			return false;
 		}
 		// the loader refuses `split` still (docs/tcp-split.md): the rule web becomes one
@@ -907,7 +907,7 @@ struct StageRig {
 			}
 		int rc = sgw_dp_init(*dpp, &pol, 1, lcores, false, inst.c_str());
 		if (rc != 0 || sgw_dp_publish(*dpp, &pol, err, sizeof(err)) != 0) {
-			fprintf(stderr, "bench_split: dataplane %s: %s\n", inst.c_str(), err);
+			fprintf(stderr, "bench_dp_split: dataplane %s: %s\n", inst.c_str(), err);
 			sgw_policy_free(&pol);
 			return false;
 		}
@@ -1078,7 +1078,7 @@ EalUp()
 	if (!tried) {
 		tried = true;
 		std::string prefix = "bench_split_" + std::to_string(getpid());
-		const char *eal[] = {"bench_split", "--no-huge", "-m", "2048", "--no-pci",
+		const char *eal[] = {"bench_dp_split", "--no-huge", "-m", "2048", "--no-pci",
 				     "--file-prefix", prefix.c_str(), "-l", "0", "--log-level",
 				     "warning"};
 		int argc = int(sizeof(eal) / sizeof(eal[0]));
@@ -1100,7 +1100,7 @@ RunStage(benchmark::State &state, int which, uint16_t dport)
 		g_rig[which].reset(new StageRig());
 		if (!g_rig[which]->Start(which == 0 ? SGW_SPLIT_HS_END_TO_END :
 					 SGW_SPLIT_HS_SPOOFED, which == 0 ? "e" : "s"))
-			fprintf(stderr, "bench_split: stage rig did not start\n");
+			fprintf(stderr, "bench_dp_split: stage rig did not start\n");
 	}
 	StageRig &r = *g_rig[which];
 	if (!r.ok) {
