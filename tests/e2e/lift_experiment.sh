@@ -94,7 +94,11 @@ start_agent() { # NS LOCAL PEER MODE
 	tb_ns "$ns" sysctl -qw net.ipv4.conf.le2x0.rp_filter=0 net.ipv4.conf.all.rp_filter=0
 }
 
-nstat_json() { # NS -> JSON of the counters the issue names
+# nstat_json NS: the absolute values (nstat -a) of the counters the issue
+# names. The namespace lives through every run, so a run's figures are the
+# difference of two snapshots (nstat's own history file is per user, not per
+# namespace: another nstat anywhere on the host would move its baseline).
+nstat_json() {
 	tb_ns "$1" nstat -az TcpOutSegs TcpRetransSegs TcpExtTCPTimeouts TcpExtTCPSpuriousRTOs \
 		TcpExtTCPLossUndo TcpExtTCPLossProbes TcpExtTCPSackRecovery TcpExtTCPRenoRecovery \
 		2>/dev/null | "$TB_PY" -c '
@@ -123,7 +127,7 @@ for pt in $POINTS; do
 			start_agent fh "$TB_IP_FH" "$TB_IP_MH" off
 			start_agent mh "$TB_IP_MH" "$TB_IP_FH" "$mode"
 			tb_wait_path fh "$TB_IP_MH" 60
-			tb_ns fh nstat -n >/dev/null
+			nst0=$(nstat_json fh)
 			port=$(tb_rand_port)
 			tb_bg fh "srv-$tag" "$TB_PY" "$TB_E2E_DIR/lift_pages.py" serve --bind "$TB_IP_FH" --port "$port" \
 				--cc "$([ "$snd" = reno ] && echo reno || echo cubic)"
@@ -147,9 +151,11 @@ for pt in $POINTS; do
 			[ $first = 1 ] || echo "," >>"$OUT.tmp"
 			first=0
 			"$TB_PY" - "$TB_DIR/pages-$tag.jsonl" "$TB_DIR/hub-$tag.json" "$TB_DIR/agent-mh.json" \
-				"$nst" "$tg" "$tbad" "$snd" "$mode" "$TIMER" >>"$OUT.tmp" <<'PY'
+				"$nst" "$tg" "$tbad" "$snd" "$mode" "$TIMER" "$nst0" >>"$OUT.tmp" <<'PY'
 import json, sys
 pages = [json.loads(l) for l in open(sys.argv[1])]
+n0 = json.loads(sys.argv[10])
+nst = {k: v - n0.get(k, 0) for k, v in json.loads(sys.argv[4]).items()}   # this run's
 L = json.load(open(sys.argv[2]))["lift"]["counters"]
 mh = json.load(open(sys.argv[3]))
 n = len(pages)
@@ -158,7 +164,7 @@ rec = {"t_good_s": float(sys.argv[5]), "t_bad_s": float(sys.argv[6]), "sender": 
        "mean_page_s": round(sum(p["seconds"] for p in pages) / n, 3),
        "mean_uplink_bytes": round(sum(p["uplink_bytes"] for p in pages) / n),
        "page_s": [p["seconds"] for p in pages],
-       "fh_nstat": json.loads(sys.argv[4]),
+       "fh_nstat": nst,
        "hub_lift": {k: L[k] for k in ("acks_rx", "fracks_rx", "acks_held", "freezes",
                                        "freezes_spare", "unfreezes", "expiry_freeze",
                                        "susp_frozen", "susp_share", "ooo_disable",
