@@ -651,8 +651,10 @@ TEST(XcpStage, SeparateQueuesSplitByTheWeightAndAccount)
 				w_at[k] = t.wq.w;
 				target_at[k] = t.wq.w_target;
 			}
-			/* The controller is given the XCP class's capacity. */
+			/* The controller is given the XCP class's capacity; the
+			 * link's is published as before. */
 			EXPECT_DOUBLE_EQ(t.last.capacity_Bps, t.wq.cap_x_Bps);
+			EXPECT_DOUBLE_EQ(t.capacity_Bps, C);
 			EXPECT_DOUBLE_EQ(t.wq.cap_x_Bps,
 					 std::max(t.wq.w * C, C - t.wq.sent_Bps[SGW_XCPQ_O]));
 		}
