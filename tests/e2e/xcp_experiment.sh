@@ -6,7 +6,10 @@
 #
 # Usage: xcp_experiment.sh SATGW XCP_AGENT OUTDIR GW SCENARIO...
 #   GW: xcp (xcp_hub.yaml) or droptail (the same with `xcp: {enabled: false}`:
-#       satlink's queue without XCP; the agents still run, nothing lowers H_feedback)
+#       satlink's queue without XCP; the agents still run, nothing lowers H_feedback);
+#       without satlink at hub and terminal (xcp_hub_shaper.yaml, xcp_terminal_plain.yaml),
+#       the stage's own shaper at 9 Mbit/s is the bottleneck: xcp2q (separate XCP and
+#       other queues, the share adapted) or xcp1q (the same shaper with one queue)
 #   XE_CAPACITY_BPS (env): xcp.capacity_bps set (results then named GW-capN-...)
 #   SCENARIO (each run on the same boxes, one after the other):
 #     a          one CUBIC-XCP flow, XE_A_S (40) s
@@ -31,11 +34,16 @@ P=$TB_E2E_DIR/policies
 mkdir -p "$OUT"
 
 tb_init "$SATGW"
-TB_NS_FH="xce-fh-$TB_ID" TB_NS_MH="xce-mh-$TB_ID" TB_NS_HUB="xce-hub-$TB_ID"
-TB_NS_EMU="xce-emu-$TB_ID" TB_NS_TERM="xce-term-$TB_ID" TB_PREFIX="xce-$TB_ID"
+XT=${XE_NS_TAG:-xce}
+TB_NS_FH="$XT-fh-$TB_ID" TB_NS_MH="$XT-mh-$TB_ID" TB_NS_HUB="$XT-hub-$TB_ID"
+TB_NS_EMU="$XT-emu-$TB_ID" TB_NS_TERM="$XT-term-$TB_ID" TB_PREFIX="$XT-$TB_ID"
 tb_topology chain
+TERMP=$P/xcp_terminal.yaml
 case $GW in
 xcp) HUBP=$P/xcp_hub.yaml ;;
+xcp2q) HUBP=$P/xcp_hub_shaper.yaml TERMP=$P/xcp_terminal_plain.yaml ;;
+xcp1q) HUBP=$TB_DIR/xcp_hub_1q.yaml TERMP=$P/xcp_terminal_plain.yaml
+	sed 's/separate_queues: true/separate_queues: false/' "$P/xcp_hub_shaper.yaml" >"$HUBP" ;;
 droptail) HUBP=$TB_DIR/xcp_hub_off.yaml
 	sed 's/^xcp: {enabled: true}/xcp: {enabled: false}/' "$P/xcp_hub.yaml" >"$HUBP" ;;
 *) tb_fail "GW: xcp or droptail" ;;
@@ -49,7 +57,7 @@ if [ -n "${XE_CAPACITY_BPS:-}" ]; then
 fi
 tb_box_start emu "$P/xcp_emulator.yaml" 1
 tb_box_start hub "$HUBP" 0
-tb_box_start term "$P/xcp_terminal.yaml" 0
+tb_box_start term "$TERMP" 0
 
 start_agent() {
 	local ns=$1 role=$2 local=$3 net=$4 gw=$5 dev=${1}0
@@ -99,7 +107,13 @@ run_flows() {
 	tb_wait_pid "$rp" 20 || tb_fail "$tag: receiver failed"
 	tb_wait_pid "$smp" 20 || tb_fail "$tag: sampler failed"
 	# The link drains before the next scenario: satlink's queue empty.
-	tb_box_wait_tel hub 30 /satgw/satlink 'd["0"]["queue_held"] + d["0"]["pacer_held"] == 0'
+	case $GW in
+	xcp1q* | xcp2q*)
+		tb_box_wait_tel hub 30 /satgw/xcp \
+			'd["q_xcp_queue_bytes"] + d["q_other_queue_bytes"] == 0' ;;
+	*) tb_box_wait_tel hub 30 /satgw/satlink \
+			'd["0"]["queue_held"] + d["0"]["pacer_held"] == 0' ;;
+	esac
 	tb_log "$GW $tag done"
 }
 
