@@ -71,6 +71,8 @@ sgw_xcpq_arrive(struct sgw_xcpq *q, unsigned int cls, uint32_t h, uint32_t size)
 int
 sgw_xcpq_pick(struct sgw_xcpq *q, bool backlog_x, bool backlog_o)
 {
+	if (!backlog_o)
+		q->o_idle = true;
 	if (backlog_x && backlog_o)
 		return q->vt[SGW_XCPQ_X] <= q->vt[SGW_XCPQ_O] ? SGW_XCPQ_X : SGW_XCPQ_O;
 	if (backlog_x) {
@@ -151,11 +153,15 @@ sgw_xcpq_interval(struct sgw_xcpq *q, const struct sgw_xcpq_conf *c, uint64_t no
 	 * The XCP class may count on its weighted share, and on what the other
 	 * class left unused (the scheduler is work conserving: an idle share is
 	 * the XCP class's to take, and XCP takes it only if told it is there).
+	 * Only a class that ran out left something: one with a backlog all
+	 * along sent what the line gave it.
 	 */
 	other = q->last.sent_Bps[SGW_XCPQ_O];
 	cap_x = q->w * cap_Bps;
-	if (cap_Bps - other > cap_x)
+	if (q->o_idle && cap_Bps - other > cap_x)
 		cap_x = cap_Bps - other;
+	q->last.o_idle = q->o_idle;
+	q->o_idle = false;
 	q->last.dt_ns = dt;
 	q->last.flows[SGW_XCPQ_X] = nx;
 	q->last.flows[SGW_XCPQ_O] = no;

@@ -15,9 +15,13 @@
  *   packet of more than SGW_XCPQ_FLOW_MIN_BYTES in the interval (linear
  *   counting over a fixed bitmap, no per-flow state), then
  *   w_x += gain (target - w_x), within [w_min, 1 - w_min];
- * - the capacity the XCP controller is given: max(w_x C, C - the other
- *   class's sending rate over the interval): its weighted share, or more
- *   when the other class leaves part of its share unused.
+ * - the capacity the XCP controller is given: its weighted share w_x C, or,
+ *   if the other class ran out of packets at some moment of the interval,
+ *   max(w_x C, C - the other class's sending rate over the interval): more
+ *   when the other class leaves part of its share unused. A class that
+ *   always had a backlog used what it could: when the line itself delivered
+ *   less than C (a late loop), C minus its rate would overstate the XCP
+ *   class's part and leave XCP a standing queue.
  *
  * Plain C11, no clock reads, no allocation; the caller passes the time. One
  * writer (the thread that owns the queues).
@@ -54,6 +58,7 @@ struct sgw_xcpq_telem {
 	double w;                          /* the XCP class's weight from now on */
 	double sent_Bps[SGW_XCPQ_N];       /* what each class sent */
 	double cap_x_Bps;                  /* the capacity given to the XCP controller */
+	bool o_idle;                       /* the other class ran out in the interval */
 };
 
 struct sgw_xcpq {
@@ -61,6 +66,7 @@ struct sgw_xcpq {
 	double vt[SGW_XCPQ_N];             /* service / weight (bytes) */
 	uint64_t t_start_ns;               /* the interval's start */
 	uint64_t sent_iv[SGW_XCPQ_N];      /* bytes sent in the interval */
+	bool o_idle;                       /* the other class had nothing at a pick */
 	uint64_t fc[SGW_XCPQ_N][SGW_XCPQ_FC_BITS / 64];
 	/* cumulative, for counters */
 	uint64_t sent_bytes[SGW_XCPQ_N];

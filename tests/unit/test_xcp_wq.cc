@@ -169,12 +169,23 @@ TEST(XcpWq, WeightFollowsTheFlowCountsAndCapacityRule)
 	EXPECT_NEAR(q.last.w_target, 0.25, 0.01);
 	EXPECT_NEAR(cap, 0.25 * C, 0.001 * C);
 	EXPECT_NEAR(q.last.sent_Bps[SGW_XCPQ_O], 750000, 1);
-	// The other class sends only 0.1 C: the XCP class is told of 0.9 C.
+	// The other class sends only 0.1 C and ran out at some moment: the XCP
+	// class is told of 0.9 C.
+	sgw_xcpq_pick(&q, true, false);
 	cap = interval(1, 3, 100000);
 	EXPECT_NEAR(cap, 0.9 * C, 1);
+	EXPECT_TRUE(q.last.o_idle);
+	// The same rate with a backlog all along (the line gave less than C):
+	// only the weighted share.
+	sgw_xcpq_pick(&q, true, true);
+	cap = interval(1, 3, 100000);
+	EXPECT_NEAR(cap, q.w * C, 1);
+	EXPECT_FALSE(q.last.o_idle);
 	// No other flow: the weight goes to 1 - w_min, never 1.
-	for (int i = 0; i < 30; i++)
+	for (int i = 0; i < 30; i++) {
+		sgw_xcpq_pick(&q, true, false);
 		cap = interval(5, 0, 0);
+	}
 	EXPECT_NEAR(q.w, 1 - c.w_min, 1e-6);
 	EXPECT_NEAR(cap, C, 1);
 	// No XCP flow: w_min, not 0 (a new XCP flow is never shut out).
@@ -185,7 +196,7 @@ TEST(XcpWq, WeightFollowsTheFlowCountsAndCapacityRule)
 	double before = q.w;
 	interval(0, 0, 0);
 	EXPECT_EQ(q.w, before);
-	EXPECT_EQ(q.intervals, 74u);
+	EXPECT_EQ(q.intervals, 75u);
 	// now before the start: dt 0, rates 0, no crash.
 	sgw_xcpq_interval(&q, &c, 0, C);
 	EXPECT_EQ(q.last.dt_ns, 0u);
