@@ -9,10 +9,12 @@
 #       satlink's queue without XCP; the agents still run, nothing lowers H_feedback);
 #       without satlink at hub and terminal (xcp_hub_shaper.yaml, xcp_terminal_plain.yaml),
 #       the stage's own shaper at 9 Mbit/s is the bottleneck: xcp2q (separate XCP and
-#       other queues, the share adapted) or xcp1q (the same shaper with one queue)
+#       other queues, the share adapted) or xcp1q (the same shaper with one queue);
+#       legacy: xcp_hub.yaml with xcp.legacy (plain TCP's ACKs clamped to its share)
 #   XE_CAPACITY_BPS (env): xcp.capacity_bps set (results then named GW-capN-...)
 #   SCENARIO (each run on the same boxes, one after the other):
 #     a          one CUBIC-XCP flow, XE_A_S (40) s
+#     a-cubic    one plain CUBIC flow (no agent on its path; for GW legacy)
 #     b-xcp      four CUBIC-XCP flows, start 0/5/10/15 s, stop 50/50/45/40 s
 #     b-cubic    the same with four plain CUBIC flows (no agent on their path)
 #     c-K-R      K CUBIC-XCP against K plain CUBIC, all from 0 to XE_C_S (30) s; R: run tag
@@ -42,6 +44,8 @@ TERMP=$P/xcp_terminal.yaml
 case $GW in
 xcp) HUBP=$P/xcp_hub.yaml ;;
 xcp2q) HUBP=$P/xcp_hub_shaper.yaml TERMP=$P/xcp_terminal_plain.yaml ;;
+legacy) HUBP=$TB_DIR/xcp_hub_legacy.yaml
+	sed 's/^xcp: {enabled: true}/xcp: {enabled: true, legacy: true}/' "$P/xcp_hub.yaml" >"$HUBP" ;;
 xcp1q) HUBP=$TB_DIR/xcp_hub_1q.yaml TERMP=$P/xcp_terminal_plain.yaml
 	sed 's/separate_queues: true/separate_queues: false/' "$P/xcp_hub_shaper.yaml" >"$HUBP" ;;
 droptail) HUBP=$TB_DIR/xcp_hub_off.yaml
@@ -120,6 +124,7 @@ run_flows() {
 for sc in "$@"; do
 	case $sc in
 	a) run_flows a "$XE_A_S" "1:0:$((XE_A_S - 1)):cubic:$XF" ;;
+	a-cubic) run_flows a-cubic "$XE_A_S" "1:0:$((XE_A_S - 1)):cubic:$PF" ;;
 	b-xcp) run_flows b-xcp 51 1:0:50:cubic:$XF 2:5:50:cubic:$XF 3:10:45:cubic:$XF 4:15:40:cubic:$XF ;;
 	b-cubic) run_flows b-cubic 51 1:0:50:cubic:$PF 2:5:50:cubic:$PF 3:10:45:cubic:$PF 4:15:40:cubic:$PF ;;
 	c-*)
