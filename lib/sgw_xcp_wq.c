@@ -131,10 +131,19 @@ sgw_xcpq_interval(struct sgw_xcpq *q, const struct sgw_xcpq_conf *c, uint64_t no
 		  double cap_Bps)
 {
 	uint64_t dt = now > q->t_start_ns ? now - q->t_start_ns : 0;
-	double nx = sgw_xcpq_count(q->fc[SGW_XCPQ_X]);
-	double no = sgw_xcpq_count(q->fc[SGW_XCPQ_O]);
+	uint64_t seen[SGW_XCPQ_N][SGW_XCPQ_FC_BITS / 64];
+	double nx, no;
 	double target = q->w, lo = c->w_min, hi = 1.0 - c->w_min, other, cap_x;
-	unsigned int k;
+	unsigned int k, m, i;
+
+	/* The flows of this interval and of the SGW_XCPQ_FC_MEM - 1 before. */
+	memcpy(seen, q->fc, sizeof(seen));
+	for (m = 0; m < SGW_XCPQ_FC_MEM - 1; m++)
+		for (k = 0; k < SGW_XCPQ_N; k++)
+			for (i = 0; i < SGW_XCPQ_FC_BITS / 64; i++)
+				seen[k][i] |= q->fc_old[m][k][i];
+	nx = sgw_xcpq_count(seen[SGW_XCPQ_X]);
+	no = sgw_xcpq_count(seen[SGW_XCPQ_O]);
 
 	if (nx + no > 0.5)
 		target = nx / (nx + no);
@@ -168,6 +177,9 @@ sgw_xcpq_interval(struct sgw_xcpq *q, const struct sgw_xcpq_conf *c, uint64_t no
 	q->last.w_target = target;
 	q->last.w = q->w;
 	q->last.cap_x_Bps = cap_x;
+	/* This interval's bitmaps replace the oldest. */
+	memcpy(q->fc_old[q->fc_pos], q->fc, sizeof(q->fc));
+	q->fc_pos = (q->fc_pos + 1) % (SGW_XCPQ_FC_MEM - 1);
 	memset(q->fc, 0, sizeof(q->fc));
 	memset(q->sent_iv, 0, sizeof(q->sent_iv));
 	q->t_start_ns = now;

@@ -12,8 +12,11 @@
  * - the weight, adapted once per control interval so that the average
  *   throughput per flow is the same in both classes when both are backlogged:
  *   target w_x = N_x / (N_x + N_o), N = the distinct flows that sent a
- *   packet of more than SGW_XCPQ_FLOW_MIN_BYTES in the interval (linear
- *   counting over a fixed bitmap, no per-flow state), then
+ *   packet of more than SGW_XCPQ_FLOW_MIN_BYTES in the last
+ *   SGW_XCPQ_FC_MEM intervals (linear counting over fixed bitmaps, no
+ *   per-flow state; several intervals because a TCP flow stalled in loss
+ *   recovery or a timeout for a whole interval is still one of the class's
+ *   flows), then
  *   w_x += gain (target - w_x), within [w_min, 1 - w_min];
  * - the capacity the XCP controller is given: its weighted share w_x C, or,
  *   if the other class ran out of packets at some moment of the interval,
@@ -41,6 +44,8 @@ enum { SGW_XCPQ_X = 0, SGW_XCPQ_O = 1, SGW_XCPQ_N = 2 };
 
 /* Bits of each class's flow bitmap (linear counting; accurate to a few % up to ~10^4 flows). */
 #define SGW_XCPQ_FC_BITS 4096u
+/* Intervals a flow stays counted after its last packet (this one and the 3 before). */
+#define SGW_XCPQ_FC_MEM 4u
 /* A packet at most this long (IP bytes) does not count its flow (pure ACKs, probes). */
 #define SGW_XCPQ_FLOW_MIN_BYTES 128u
 
@@ -67,7 +72,9 @@ struct sgw_xcpq {
 	uint64_t t_start_ns;               /* the interval's start */
 	uint64_t sent_iv[SGW_XCPQ_N];      /* bytes sent in the interval */
 	bool o_idle;                       /* the other class had nothing at a pick */
-	uint64_t fc[SGW_XCPQ_N][SGW_XCPQ_FC_BITS / 64];
+	uint64_t fc[SGW_XCPQ_N][SGW_XCPQ_FC_BITS / 64];          /* this interval */
+	uint64_t fc_old[SGW_XCPQ_FC_MEM - 1][SGW_XCPQ_N][SGW_XCPQ_FC_BITS / 64];
+	uint32_t fc_pos;                   /* the oldest of fc_old */
 	/* cumulative, for counters */
 	uint64_t sent_bytes[SGW_XCPQ_N];
 	uint64_t sent_pkts[SGW_XCPQ_N];

@@ -618,8 +618,8 @@ TEST(XcpStage, SeparateQueuesSplitByTheWeightAndAccount)
 	uint64_t in_x = 0, in_o = 0, out_x = 0, out_o = 0;
 	uint32_t seq = 0;
 	/* Bytes each class sent in each 100 ms window (ms 1-100 is window 0). */
-	std::vector<std::pair<uint64_t, uint64_t>> win(8);
-	std::vector<double> w_at(8, 0.5), target_at(8, 0.5);
+	std::vector<std::pair<uint64_t, uint64_t>> win(11);
+	std::vector<double> w_at(11, 0.5), target_at(11, 0.5);
 	auto tally = [&](uint64_t t_ms) {
 		for (auto &o : h.recv_sat()) {
 			size_t k = size_t((t_ms - 1) / 100);
@@ -631,7 +631,7 @@ TEST(XcpStage, SeparateQueuesSplitByTheWeightAndAccount)
 	};
 	sgw_xs_tpub t;
 	uint64_t epoch = 0;
-	for (uint64_t ms = 1; ms <= 800; ms++) {
+	for (uint64_t ms = 1; ms <= 1100; ms++) {
 		/* Every 10 ms (until 600 ms for TCP): 8 XCP and 8 TCP packets, 1.7x the link. */
 		if (ms % 10 == 1) {
 			for (int i = 0; i < 8; i++, in_x++)
@@ -682,11 +682,13 @@ TEST(XcpStage, SeparateQueuesSplitByTheWeightAndAccount)
 		EXPECT_NEAR(double(win[k].first) / tot, w_at[k], 3 * 1072.0 / tot) << k;
 	}
 	/* From 600 ms no TCP: the XCP class gets the whole link (work conserving) and is
-	 * told so (capacity C - the other class's rate); no TCP flow, the target is
+	 * told so (capacity C - the other class's rate). The TCP flows stay counted for
+	 * four intervals after their last packet (to 900 ms), then the target is
 	 * 1 - floor. */
 	EXPECT_NEAR(double(win[7].first), C * 0.1, 2 * 1072.0);
 	EXPECT_EQ(win[7].second, 0u);
-	EXPECT_NEAR(target_at[7], 0.98, 1e-9);
+	EXPECT_NEAR(target_at[9], 0.25, 0.01);
+	EXPECT_NEAR(target_at[10], 0.98, 1e-9);
 	EXPECT_NEAR(t.wq.cap_x_Bps, C, 0.02 * C);
 	/* The controller's input is the XCP class's alone: 8 x 1072 B per 10 ms. */
 	EXPECT_NEAR(t.last.input_Bps, 857600.0, 0.02 * 857600.0);

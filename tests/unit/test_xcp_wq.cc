@@ -181,6 +181,14 @@ TEST(XcpWq, WeightFollowsTheFlowCountsAndCapacityRule)
 	cap = interval(1, 3, 100000);
 	EXPECT_NEAR(cap, q.w * C, 1);
 	EXPECT_FALSE(q.last.o_idle);
+	// A flow is counted for SGW_XCPQ_FC_MEM intervals after its last packet:
+	// one TCP flow silent (a timeout) for three intervals still counts.
+	for (int i = 0; i < 3; i++) {
+		interval(1, 2, 750000);
+		EXPECT_NEAR(q.last.flows[SGW_XCPQ_O], 3.0, 0.01) << i;
+	}
+	interval(1, 2, 750000);
+	EXPECT_NEAR(q.last.flows[SGW_XCPQ_O], 2.0, 0.01) << "forgotten after 4";
 	// No other flow: the weight goes to 1 - w_min, never 1.
 	for (int i = 0; i < 30; i++) {
 		sgw_xcpq_pick(&q, true, false);
@@ -192,11 +200,14 @@ TEST(XcpWq, WeightFollowsTheFlowCountsAndCapacityRule)
 	for (int i = 0; i < 30; i++)
 		interval(0, 5, 1000000);
 	EXPECT_NEAR(q.w, c.w_min, 1e-6);
-	// No flow at all: the weight stays.
+	// No flow at all (after the memory has forgotten them): the weight stays.
+	for (unsigned i = 0; i < SGW_XCPQ_FC_MEM; i++)
+		interval(0, 0, 0);
 	double before = q.w;
 	interval(0, 0, 0);
 	EXPECT_EQ(q.w, before);
-	EXPECT_EQ(q.intervals, 75u);
+	EXPECT_EQ(q.last.flows[SGW_XCPQ_O], 0.0);
+	EXPECT_EQ(q.intervals, 83u);
 	// now before the start: dt 0, rates 0, no crash.
 	sgw_xcpq_interval(&q, &c, 0, C);
 	EXPECT_EQ(q.last.dt_ns, 0u);
