@@ -5,7 +5,9 @@
   xcp_analyze_c.py OUTDIR [IMGDIR] [--from S] [--cap BPS]
 
 Reads OUTDIR/GW-c-K-R-{recv,series}.json for every GW (xcp2q: the shaper with
-separate queues; xcp1q: the same shaper with one queue; xcp: satlink's queue).
+separate queues; xcp2qv1, xcp2qv2: the same with earlier rules, docs/xcp.md's
+batches A and B (runs renamed by hand); xcp1q: the same shaper with one queue;
+xcp: satlink's queue).
 Per run, over [S (10), end - 2 s]: the fairness level of the CUBIC-XCP flows
 (the seed's definition: their share of the goodput / k / 2k), the goodput
 utilisation (TCP goodput / the stage's IP capacity; at most ~0.96 with
@@ -180,13 +182,16 @@ def main():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     label = {"xcp2q": "separate queues, adapted share (shaper)",
+             "xcp2qv1": "separate queues, batch A (first capacity rule)",
+             "xcp2qv2": "separate queues, batch B (flows of one interval)",
              "xcp1q": "one queue (the same shaper)",
              "xcp": "one queue (satlink's)"}
-    mark = {"xcp2q": "o", "xcp1q": "x", "xcp": "+"}
+    mark = {"xcp2q": "o", "xcp2qv1": "^", "xcp2qv2": "s", "xcp1q": "x", "xcp": "+"}
     fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
     for gw in summary:
         rs = [r for r in runs if r["gw"] == gw]
-        off = {"xcp2q": 0.0, "xcp1q": 0.12, "xcp": -0.12}.get(gw, 0.0)
+        off = {"xcp2q": 0.0, "xcp2qv1": -0.24, "xcp2qv2": -0.12, "xcp1q": 0.12,
+               "xcp": -0.36}.get(gw, 0.0)
         ax[0].scatter([r["k"] + off for r in rs], [r["fairness_level"] for r in rs],
                       marker=mark.get(gw, "o"), label="%s, %d runs" % (label.get(gw, gw),
                                                                        len(rs)))
