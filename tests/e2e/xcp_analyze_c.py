@@ -181,7 +181,7 @@ def main():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    label = {"xcp2q": "separate queues, adapted share (shaper)",
+    label = {"xcp2q": "separate queues, batch C (as built)",
              "xcp2qv1": "separate queues, batch A (first capacity rule)",
              "xcp2qv2": "separate queues, batch B (flows of one interval)",
              "xcp1q": "one queue (the same shaper)",
@@ -197,6 +197,11 @@ def main():
                                                                        len(rs)))
         ax[1].scatter([r["k"] + off for r in rs], [r["utilisation_goodput"] for r in rs],
                       marker=mark.get(gw, "o"), label=label.get(gw, gw))
+        for r in rs:
+            # The host stalled the hub (the shaper sent < 0.6 C over the run).
+            if r.get("utilisation_link", 1.0) < 0.6:
+                ax[0].annotate("host stall", (r["k"] + off, r["fairness_level"]),
+                               fontsize=6, xytext=(4, -3), textcoords="offset points")
     ax[0].axhspan(0.95, 1.05, color="green", alpha=0.15)
     ax[0].axhspan(0.9, 1.1, color="green", alpha=0.07)
     ax[0].set_xlabel("k (k CUBIC-XCP vs k CUBIC)")
