@@ -971,8 +971,9 @@ xs_print_summary(const struct sgw_dp *dp, FILE *f)
 		ctr[SGW_XS_OTHER_LINK], sums.v[SGW_XCP_S_FB_POS], sums.v[SGW_XCP_S_FB_NEG]);
 	if (XS(dp)->twoq)
 		fprintf(f, "  xcp queues: weight %.3f (target %.3f; flows %.1f XCP, %.1f other), "
-			"XCP capacity %.0f bit/s; sent %" PRIu64 " / %" PRIu64 " packets, dropped %"
-			PRIu64 " / %" PRIu64 " (XCP / other)\n", t.wq.w, t.wq.w_target,
+			"XCP capacity %.0f bit/s; sent %" PRIu64 " / %" PRIu64
+			" packets, dropped %" PRIu64 " / %" PRIu64 " (XCP / other)\n",
+			t.wq.w, t.wq.w_target,
 			t.wq.flows[SGW_XCPQ_X], t.wq.flows[SGW_XCPQ_O], t.wq.cap_x_Bps * 8.0,
 			ctr[SGW_XS_QX_SENT], ctr[SGW_XS_QO_SENT], ctr[SGW_XS_QX_DROP],
 			ctr[SGW_XS_QO_DROP]);

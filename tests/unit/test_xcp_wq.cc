@@ -300,8 +300,8 @@ public:
 					f.bytes_win += kPkt;
 					sent_win_ += kPkt;
 				}
-				acks_.push({now + static_cast<uint64_t>(f.rtt * 1e9), p.f, p.t_send,
-					    p.fb, false});
+				acks_.push({now + static_cast<uint64_t>(f.rtt * 1e9), p.f,
+					    p.t_send, p.fb, false});
 			}
 			sgw_xcp_qest_sample(&qest_, &xc_, now, qx_.size() * kPkt, ctl_.d_ns,
 					    cap_x_);
