@@ -330,6 +330,14 @@ put_xcp(FILE *f, const struct sgw_policy *p)
 		"\n  rtt_max_ms: %" PRIu32 "\n  legacy: %s\n  legacy_max_flows: %" PRIu32 "\n",
 		xp->interval_min_us, xp->interval_init_ms, xp->rtt_max_ms,
 		xp->legacy ? "true" : "false", xp->legacy_max_flows);
+	if (!p->satlink.enabled) {
+		fprintf(f, "  separate_queues: %s\n  queue_weight_gain: ",
+			xp->separate_queues ? "true" : "false");
+		put_plain_real(f, xp->queue_weight_gain);
+		fputs("\n  queue_weight_min: ", f);
+		put_plain_real(f, xp->queue_weight_min);
+		fputc('\n', f);
+	}
 }
 
 int

@@ -19,7 +19,7 @@
 enum {
 	XCK_ENABLED, XCK_PROTOCOL, XCK_CAPACITY, XCK_ALPHA, XCK_BETA, XCK_GAMMA,
 	XCK_INTERVAL_MIN, XCK_INTERVAL_INIT, XCK_RTT_MAX, XCK_PORT, XCK_SHAPER_QUEUE,
-	XCK_LEGACY, XCK_LEGACY_MAX_FLOWS,
+	XCK_LEGACY, XCK_LEGACY_MAX_FLOWS, XCK_SEPARATE, XCK_QW_GAIN, XCK_QW_MIN,
 };
 static const struct keyspec xcp_keys[] = {
 	[XCK_ENABLED] = { "enabled", false },
@@ -35,6 +35,9 @@ static const struct keyspec xcp_keys[] = {
 	[XCK_SHAPER_QUEUE] = { "shaper_queue", false },
 	[XCK_LEGACY] = { "legacy", false },
 	[XCK_LEGACY_MAX_FLOWS] = { "legacy_max_flows", false },
+	[XCK_SEPARATE] = { "separate_queues", false },
+	[XCK_QW_GAIN] = { "queue_weight_gain", false },
+	[XCK_QW_MIN] = { "queue_weight_min", false },
 };
 
 /* Top-level keys that belong under 'xcp:' (the unambiguous ones). */
@@ -214,6 +217,22 @@ load_xcp(struct ld *ld, const struct ynode *key, const struct ynode *v)
 	if (vals[XCK_LEGACY_MAX_FLOWS] != NULL)
 		get_u32(ld, vals[XCK_LEGACY_MAX_FLOWS], "legacy_max_flows", XCP_LEGACY_FLOWS_MIN,
 			XCP_LEGACY_FLOWS_MAX, &xp->legacy_max_flows);
+	/*
+	 * Separate XCP and other queues at the shaper, their share adapted to
+	 * equal per-flow throughput (docs/xcp.md): built for the egress shaper
+	 * only, not for satlink's queues.
+	 */
+	if (vals[XCK_SEPARATE] != NULL &&
+	    get_bool(ld, vals[XCK_SEPARATE], "separate_queues", &xp->separate_queues) &&
+	    xp->separate_queues && p->satlink.enabled) {
+		ERR(ld, vals[XCK_SEPARATE], "'separate_queues' is built for the egress shaper "
+		    "(xcp without satlink) only, not for satlink's queues");
+		xp->separate_queues = false;
+	}
+	get_real(ld, vals[XCK_QW_GAIN], "queue_weight_gain", 0.0, 1.0, true,
+		 &xp->queue_weight_gain);
+	get_real(ld, vals[XCK_QW_MIN], "queue_weight_min", 0.0, 0.5, true,
+		 &xp->queue_weight_min);
 	if (xp->enabled && ld->role_known && !p->satlink.enabled) {
 		if (vals[XCK_PORT] == NULL)
 			ERR(ld, key, "'xcp' without 'satlink' needs 'port': the satellite port "

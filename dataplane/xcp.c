@@ -34,6 +34,15 @@
  *   4 bytes no IPv4 header, transport or ESP checksum covers, so nothing is
  *   recomputed and nothing past the XCP header is read or written (ESP
  *   behind it stays byte for byte as it came).
+ * - Separate queues (xcp.separate_queues, the shaper only; lib/sgw_xcp_wq.h):
+ *   packets the controller steers (XCP with a good header, legacy flows'
+ *   data) join the XCP class's queue, the rest the other class's; the
+ *   shaper serves the two by a weight moved each control interval toward
+ *   the XCP class's share of the flows (equal per-flow throughput, Katabi
+ *   et al. 2002, "XCP and TCP"), and the controller sees only its class: its
+ *   input, its queue, and the capacity the class gets (max(w C, C - the
+ *   other class's rate)). Without them one queue holds both and plain TCP
+ *   filling it drives the XCP flows down (docs/xcp.md, scenario (c)).
  * - Legacy mode (xcp.legacy, lib/sgw_xcp_legacy.h; docs/xcp.md, "Legacy mode
  *   in the stage"): plain TCP leaving toward the satellite is given to the
  *   legacy table in the action (window and RTT estimated, feedback from the
@@ -61,7 +70,12 @@
 #include "tx.h"
 #include "xcp.h"
 
-#define XS_SHAPER_CREDIT_NS 1000000ull  /* line time a late loop may catch up at once */
+/*
+ * Line time a late loop may catch up at once: 5 ms (5.6 kB at 9 Mbit/s). With
+ * 1 ms the shaper lost up to 6% of its rate on a loaded 2-core host whose loops
+ * came several ms late (measured: two backlogged classes sent 8.4 of 9 Mbit/s).
+ */
+#define XS_SHAPER_CREDIT_NS 5000000ull
 
 #define XS(dp) sgw_xs_of(dp)
 #define XSW(w) sgw_xs_worker_of(w)
@@ -80,11 +94,19 @@ static const char *const xs_ctr_names[SGW_XS__COUNT] = {
 	[SGW_XS_LEG_CLAMPED] = "legacy_acks_clamped",
 	[SGW_XS_LEG_CHAINED] = "legacy_chained",
 	[SGW_XS_LEG_PURE_ACK] = "legacy_pure_acks_load",
+	[SGW_XS_QX_IN] = "q_xcp_in",
+	[SGW_XS_QO_IN] = "q_other_in",
+	[SGW_XS_QX_SENT] = "q_xcp_sent",
+	[SGW_XS_QO_SENT] = "q_other_sent",
+	[SGW_XS_QX_SENT_BYTES] = "q_xcp_sent_bytes",
+	[SGW_XS_QO_SENT_BYTES] = "q_other_sent_bytes",
+	[SGW_XS_QX_DROP] = "q_xcp_drops",
+	[SGW_XS_QO_DROP] = "q_other_drops",
 };
 
 /* The stage's own drop reasons (drops.*, from sgw_stage_drop_base(SGW_STAGE_XCP)). */
-enum { XS_DROP_SHAPER_FULL = 0 };
-static const char *const xs_drop_names[] = { "xcp_shaper_full" };
+enum { XS_DROP_SHAPER_FULL = 0, XS_DROP_SHAPER_OTHER_FULL };
+static const char *const xs_drop_names[] = { "xcp_shaper_full", "xcp_shaper_other_full" };
 
 const char *
 sgw_xs_ctr_name(enum sgw_xs_ctr c)
@@ -103,6 +125,17 @@ conf_of(const struct sgw_policy *pol, struct sgw_xcp_conf *c)
 	c->d_min_ns = (uint64_t)pol->xcp.interval_min_us * 1000u;
 	c->d_init_ns = (uint64_t)pol->xcp.interval_init_ms * 1000000u;
 	c->rtt_max_ns = (uint64_t)pol->xcp.rtt_max_ms * 1000000u;
+}
+
+/* The share's constants between the two classes (separate queues). */
+static void
+wq_conf_of(const struct sgw_policy *pol, struct sgw_xcpq_conf *c)
+{
+	sgw_xcpq_conf_default(c);
+	c->gain = pol->xcp.queue_weight_gain;
+	c->w_min = pol->xcp.queue_weight_min;
+	if (sgw_xcpq_conf_check(c) != 0)
+		sgw_xcpq_conf_default(c);
 }
 
 /*
@@ -173,6 +206,20 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 				      RTE_CACHE_LINE_SIZE);
 		if (xs->fq == NULL || xs->fsz == NULL)
 			return -1;
+		if (pol->xcp.separate_queues) {
+			/* The other class's queue, as long as the XCP class's. */
+			xs->twoq = true;
+			sgw_ring_init(&xs->fro, pol->xcp.shaper_queue);
+			xs->foq = rte_zmalloc("sgw_xs_foq", sizeof(*xs->foq) * xs->fro.cap,
+					      RTE_CACHE_LINE_SIZE);
+			xs->fosz = rte_zmalloc("sgw_xs_fosz", sizeof(*xs->fosz) * xs->fro.cap,
+					       RTE_CACHE_LINE_SIZE);
+			if (xs->foq == NULL || xs->fosz == NULL)
+				return -1;
+			wq_conf_of(pol, &xs->wqc);
+			sgw_xcpq_init(&xs->wq, &xs->wqc, 0);
+			xs->cap_x = capacity_of(xs, pol) * xs->wq.w;
+		}
 	}
 	conf_of(pol, &xs->conf);
 	if (sgw_xcp_conf_check(&xs->conf) != 0) {
@@ -226,6 +273,10 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		capacity_of(xs, pol) * 8.0,
 		xs->conf.alpha, xs->conf.beta, xs->conf.gamma, xs->conf.d_init_ns / 1000000u,
 		pol->xcp.rtt_max_ms);
+	if (xs->twoq)
+		SGW_LOG(INFO, "xcp: separate XCP and other queues of %u packets each, weight "
+			"adapted each control interval (gain %g, floor %g)", xs->fr.cap,
+			xs->wqc.gain, xs->wqc.w_min);
 	if (xs->legacy)
 		SGW_LOG(INFO, "xcp legacy mode: plain TCP's ACKs from the satellite side clamped "
 			"to the flow's share, %u flows per worker",
@@ -254,6 +305,8 @@ xs_fini(struct sgw_dp *dp)
 	if (XS(dp) != NULL) {
 		rte_free(XS(dp)->fq);
 		rte_free(XS(dp)->fsz);
+		rte_free(XS(dp)->foq);
+		rte_free(XS(dp)->fosz);
 	}
 	rte_free(dp->sdata[SGW_STAGE_XCP]);
 	dp->sdata[SGW_STAGE_XCP] = NULL;
@@ -272,6 +325,11 @@ xs_drain(struct sgw_dp *dp)
 		rte_pktmbuf_free(xs->fq[sgw_ring_pop(&xs->fr)]);
 	}
 	xs->fbytes = 0;
+	while (xs->twoq && !sgw_ring_empty(&xs->fro)) {
+		dp->workers[0]->c.drop[SGW_DROP_SHUTDOWN]++;
+		rte_pktmbuf_free(xs->foq[sgw_ring_pop(&xs->fro)]);
+	}
+	xs->fobytes = 0;
 }
 
 static uint64_t
@@ -279,7 +337,50 @@ xs_held(const struct sgw_dp *dp)
 {
 	const struct sgw_xs *xs = XS(dp);
 
-	return xs != NULL && xs->shaper ? sgw_ring_count(&xs->fr) : 0;
+	if (xs == NULL || !xs->shaper)
+		return 0;
+	return sgw_ring_count(&xs->fr) + (xs->twoq ? sgw_ring_count(&xs->fro) : 0);
+}
+
+/*
+ * Separate queues: the two classes share the line by the weight
+ * (lib/sgw_xcp_wq.h: the class with the smaller service / weight goes; an
+ * empty class's share goes to the other).
+ */
+static void
+shaper_pump2(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs,
+	     uint64_t now, double ns_per_byte)
+{
+	struct sgw_xs_worker *x = XSW(w);
+
+	while (xs->next_ns <= now) {
+		int k = sgw_xcpq_pick(&xs->wq, !sgw_ring_empty(&xs->fr),
+				      !sgw_ring_empty(&xs->fro));
+		struct rte_mbuf *m;
+		uint32_t i, sz;
+
+		if (k < 0)
+			break;
+		if (k == SGW_XCPQ_X) {
+			i = sgw_ring_pop(&xs->fr);
+			m = xs->fq[i];
+			sz = xs->fsz[i];
+			xs->fbytes -= sz;
+			x->ctr[SGW_XS_QX_SENT]++;
+			x->ctr[SGW_XS_QX_SENT_BYTES] += sz;
+		} else {
+			i = sgw_ring_pop(&xs->fro);
+			m = xs->foq[i];
+			sz = xs->fosz[i];
+			xs->fobytes -= sz;
+			x->ctr[SGW_XS_QO_SENT]++;
+			x->ctr[SGW_XS_QO_SENT_BYTES] += sz;
+		}
+		sgw_xcpq_sent(&xs->wq, (unsigned int)k, sz);
+		xs->next_ns += (uint64_t)((double)sz * ns_per_byte + 0.5);
+		x->ctr[SGW_XS_SHAPED]++;
+		sgw_tx(w, (uint16_t)xs->pidx, m, s->pol.workers.burst);
+	}
 }
 
 /* Send what the shaper may send by now, at the capacity (worker 0). */
@@ -291,6 +392,10 @@ shaper_pump(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *x
 
 	if (xs->next_ns + XS_SHAPER_CREDIT_NS < now)
 		xs->next_ns = now - XS_SHAPER_CREDIT_NS;
+	if (xs->twoq) {
+		shaper_pump2(w, s, xs, now, ns_per_byte);
+		return;
+	}
 	while (!sgw_ring_empty(&xs->fr) && xs->next_ns <= now) {
 		uint32_t k = sgw_ring_pop(&xs->fr);
 
@@ -324,9 +429,9 @@ xs_snapshot(struct sgw_dp *dp, struct sgw_snapshot *s, char *err, size_t errlen)
 	}
 	if (xs != NULL && xs->shaper &&
 	    (s->pol.xcp.port != xs->pidx || s->pol.xcp.shaper_queue != xs->fr.cap ||
-	     s->pol.satlink.enabled)) {
-		snprintf(err, errlen,
-			 "xcp: the shaper's 'port' and 'shaper_queue' need a restart");
+	     s->pol.satlink.enabled || s->pol.xcp.separate_queues != xs->twoq)) {
+		snprintf(err, errlen, "xcp: the shaper's 'port', 'shaper_queue' and "
+			 "'separate_queues' need a restart");
 		return -1;
 	}
 	return 0;
@@ -411,6 +516,44 @@ xs_burst(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m
 	}
 }
 
+/*
+ * Separate queues: the flow key of a packet for the share's flow count
+ * (addresses, protocol, and the transport's ports or ESP's SPI; behind an
+ * XCP header, the 4 bytes after it).
+ */
+static uint32_t
+flow_hash(const struct rte_mbuf *m, const struct sgw_pkt_info *pi)
+{
+	uint8_t key[37];
+	uint32_t alen = pi->ip_ver == 6 ? 16u : 4u;
+
+	memset(key, 0, sizeof(key));
+	if (pi->ip_ver == 0)
+		return 0;
+	memcpy(key, pi->src, alen);
+	memcpy(key + 16, pi->dst, alen);
+	key[32] = pi->ip_proto;
+	if (pi->cls == SGW_CLASS_XCP) {
+		if ((uint32_t)pi->payload_off + 4 <= rte_pktmbuf_data_len(m))
+			memcpy(key + 33, rte_pktmbuf_mtod_offset(m, const uint8_t *,
+								 pi->payload_off), 4);
+	} else if (pi->ip_proto == 50) {
+		memcpy(key + 33, &pi->esp_spi, 4);
+	} else {
+		memcpy(key + 33, &pi->sport, 2);
+		memcpy(key + 35, &pi->dport, 2);
+	}
+	return sgw_xcpq_hash(key, sizeof(key));
+}
+
+/* Load the controller cannot steer: its input with one queue, the other class's with two. */
+static inline void
+load_only(const struct sgw_xs *xs, struct sgw_xcp_acc *acc, uint32_t size)
+{
+	if (!xs->twoq)
+		sgw_xcp_on_other(acc, size);
+}
+
 /* A packet leaving toward the satellite: count it into the link, then satlink carries it. */
 static void
 xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m,
@@ -420,6 +563,7 @@ xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 	struct sgw_xs_worker *x = XSW(w);
 	struct sgw_xcp_acc *acc = &xs->acc[w->idx];
 	uint32_t size = pi->ip_ver != 0 ? pi->l3_len : rte_pktmbuf_pkt_len(m);
+	bool steered = false;  /* given to the controller as a flow's packet */
 
 	if (pi->cls == SGW_CLASS_TCP && x->leg != NULL && !legacy_segment(pi)) {
 		/*
@@ -429,7 +573,7 @@ xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 		 * sum of rtt s / cwnd and dilute everyone's positive feedback.
 		 */
 		x->ctr[SGW_XS_LEG_PURE_ACK]++;
-		sgw_xcp_on_other(acc, size);
+		load_only(xs, acc, size);
 	} else if (pi->cls == SGW_CLASS_TCP && x->leg != NULL) {
 		/* Legacy mode: plain TCP is a flow of the controller's, or load. */
 		uint8_t *p = legacy_ip(x, m, pi);
@@ -438,17 +582,18 @@ xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 		if (p != NULL && sgw_xcpl_data(x->leg, acc, &x->local, p, pi->l3_len, size,
 					       w->now_ns, &fb) == 1) {
 			x->ctr[SGW_XS_LEG_DATA]++;
+			steered = true;
 		} else {
 			x->ctr[SGW_XS_LEG_LOAD]++;
-			sgw_xcp_on_other(acc, size);
+			load_only(xs, acc, size);
 		}
 	} else if (pi->cls != SGW_CLASS_XCP) {
 		x->ctr[SGW_XS_OTHER_LINK]++;
-		sgw_xcp_on_other(acc, size);
+		load_only(xs, acc, size);
 	} else if (unlikely((uint32_t)pi->l4_off + SGW_XCPW_LEN > rte_pktmbuf_data_len(m))) {
 		/* A chained mbuf whose first segment ends inside the header: load only. */
 		x->ctr[SGW_XS_CHAINED]++;
-		sgw_xcp_on_other(acc, size);
+		load_only(xs, acc, size);
 	} else {
 		uint32_t end = RTE_MIN((uint32_t)pi->l3_off + pi->l3_len,
 				       (uint32_t)rte_pktmbuf_data_len(m));
@@ -457,8 +602,24 @@ xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 		int rc;
 
 		x->ctr[SGW_XS_XCP_LINK]++;
-		rc = sgw_xcp_process(acc, &x->local, xs->proto, hdr, end - pi->l4_off, size, NULL,
-				     &e);
+		if (xs->twoq) {
+			/*
+			 * A refused header must not count as XCP input of the
+			 * XCP class: parse first (sgw_xcp_process counts a
+			 * refused one as load, which with two queues belongs to
+			 * the other class).
+			 */
+			struct sgw_xcp_fields f;
+
+			e = sgw_xcp_parse(hdr, end - pi->l4_off, xs->proto, &f);
+		}
+		if (e == SGW_XCP_OK) {
+			rc = sgw_xcp_process(acc, &x->local, xs->proto, hdr, end - pi->l4_off,
+					     size, NULL, &e);
+			steered = rc >= 0;
+		} else {
+			rc = -1;
+		}
 		if (rc > 0) {
 			x->ctr[SGW_XS_LOWERED]++;
 		} else if (rc < 0) {
@@ -470,8 +631,32 @@ xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 		sgw_stages[SGW_STAGE_SATLINK]->action(w, s, m, pi, term, rule);
 		return;
 	}
+	if (xs->twoq && !steered) {
+		/* The other class's queue (separate queues). */
+		sgw_xcpq_arrive(&xs->wq, SGW_XCPQ_O, flow_hash(m, pi), size);
+		if (sgw_ring_full(&xs->fro)) {
+			x->ctr[SGW_XS_QO_DROP]++;
+			sgw_drop(w, m, (enum sgw_drop)(sgw_stage_drop_base(SGW_STAGE_XCP) +
+						       XS_DROP_SHAPER_OTHER_FULL));
+			return;
+		}
+		{
+			uint32_t k = sgw_ring_push(&xs->fro);
+
+			xs->foq[k] = m;
+			xs->fosz[k] = size;
+			xs->fobytes += size;
+		}
+		x->ctr[SGW_XS_QO_IN]++;
+		shaper_pump(w, s, xs);
+		return;
+	}
+	if (xs->twoq)
+		sgw_xcpq_arrive(&xs->wq, SGW_XCPQ_X, flow_hash(m, pi), size);
 	/* The egress shaper's queue (worker 0 is the only worker then). */
 	if (sgw_ring_full(&xs->fr)) {
+		if (xs->twoq)
+			x->ctr[SGW_XS_QX_DROP]++;
 		sgw_drop(w, m, (enum sgw_drop)(sgw_stage_drop_base(SGW_STAGE_XCP) +
 					       XS_DROP_SHAPER_FULL));
 		return;
@@ -483,6 +668,8 @@ xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 		xs->fsz[k] = size;
 		xs->fbytes += size;
 	}
+	if (xs->twoq)
+		x->ctr[SGW_XS_QX_IN]++;
 	shaper_pump(w, s, xs);
 }
 
@@ -515,6 +702,7 @@ publish_telemetry(struct sgw_xs *xs, double cap, uint64_t qnow, uint64_t qp)
 	xs->tpub.last = xs->ctl.last;
 	xs->tpub.xi_p = xs->out[0].xi_p;
 	xs->tpub.xi_n = xs->out[0].xi_n;
+	xs->tpub.wq = xs->wq.last;
 	sgw_seq_write_end(&xs->tseq);
 }
 
@@ -535,6 +723,11 @@ aggregate(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
 		for (i = 0; i < xs->n_workers; i++)
 			sgw_xcp_pub_write(&xs->pub[i], &xs->out[i]);
 		sgw_xcp_qest_init(&xs->qest);
+		if (xs->twoq) {
+			wq_conf_of(&s->pol, &xs->wqc);
+			sgw_xcpq_init(&xs->wq, &xs->wqc, now);
+			xs->cap_x = cap * xs->wq.w;
+		}
 		xs->next_qsample_ns = now;
 		publish_telemetry(xs, cap, 0, 0);
 	}
@@ -542,7 +735,8 @@ aggregate(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
 		xs->next_qsample_ns = now + SGW_XS_QSAMPLE_NS;
 		for (i = 0; i < xs->n_workers; i++)
 			q += __atomic_load_n(&xs->q[i].bytes, __ATOMIC_RELAXED);
-		sgw_xcp_qest_sample(&xs->qest, &xs->conf, now, q, xs->ctl.d_ns, cap);
+		sgw_xcp_qest_sample(&xs->qest, &xs->conf, now, q, xs->ctl.d_ns,
+				    xs->twoq ? xs->cap_x : cap);
 		/* Between intervals: the queue now, for telemetry. */
 		__atomic_store_n(&xs->tpub.queue_bytes, q, __ATOMIC_RELAXED);
 	}
@@ -552,8 +746,18 @@ aggregate(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
 	for (i = 0; i < xs->n_workers; i++)
 		sgw_xcp_acc_read(&xs->acc[i], &xs->snaps[i]);
 	q = sgw_xcp_qest_value(&xs->qest, now);
-	sgw_xcp_aggregate(&xs->conf, &xs->ctl, xs->snaps, xs->n_workers, cap, (double)q, now,
-			  &xs->ctl, xs->out);
+	if (xs->twoq) {
+		/*
+		 * Separate queues: the share moves toward equal per-flow throughput
+		 * and the controller is given the XCP class's capacity; its input
+		 * and queue are the XCP class's already (the other class is not
+		 * counted into the accumulators then).
+		 */
+		wq_conf_of(&s->pol, &xs->wqc);
+		xs->cap_x = sgw_xcpq_interval(&xs->wq, &xs->wqc, now, cap);
+	}
+	sgw_xcp_aggregate(&xs->conf, &xs->ctl, xs->snaps, xs->n_workers,
+			  xs->twoq ? xs->cap_x : cap, (double)q, now, &xs->ctl, xs->out);
 	conf_of(&s->pol, &xs->conf);
 	if (sgw_xcp_conf_check(&xs->conf) != 0)
 		sgw_xcp_conf_default(&xs->conf);
@@ -691,6 +895,17 @@ xs_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void (*fd)(void *, const char *
 		snprintf(name, sizeof(name), "bad_%s", sgw_xcp_err_name((enum sgw_xcp_err)k));
 		fn(ctx, name, bad[k]);
 	}
+	/* Separate queues (zeros when off): the share's last interval, the queues now. */
+	fn(ctx, "separate_queues", XS(dp)->twoq);
+	fd(ctx, "q_xcp_weight", t.wq.w);
+	fd(ctx, "q_xcp_weight_target", t.wq.w_target);
+	fd(ctx, "q_xcp_capacity_bps", t.wq.cap_x_Bps * 8.0);
+	fd(ctx, "q_xcp_flows", t.wq.flows[SGW_XCPQ_X]);
+	fd(ctx, "q_other_flows", t.wq.flows[SGW_XCPQ_O]);
+	fd(ctx, "q_xcp_sent_bps", t.wq.sent_Bps[SGW_XCPQ_X] * 8.0);
+	fd(ctx, "q_other_sent_bps", t.wq.sent_Bps[SGW_XCPQ_O] * 8.0);
+	fn(ctx, "q_xcp_queue_bytes", __atomic_load_n(&XS(dp)->fbytes, __ATOMIC_RELAXED));
+	fn(ctx, "q_other_queue_bytes", __atomic_load_n(&XS(dp)->fobytes, __ATOMIC_RELAXED));
 	/* Legacy mode (zeros when off). */
 	sgw_xs_legacy_read(dp, &ls);
 	fn(ctx, "legacy", XS(dp)->legacy);
@@ -754,6 +969,14 @@ xs_print_summary(const struct sgw_dp *dp, FILE *f)
 		" bad header), %" PRIu64 " other to the link; feedback +%" PRIu64 " / -%" PRIu64
 		" bytes\n", ctr[SGW_XS_XCP_LINK], ctr[SGW_XS_LOWERED], ctr[SGW_XS_BAD],
 		ctr[SGW_XS_OTHER_LINK], sums.v[SGW_XCP_S_FB_POS], sums.v[SGW_XCP_S_FB_NEG]);
+	if (XS(dp)->twoq)
+		fprintf(f, "  xcp queues: weight %.3f (target %.3f; flows %.1f XCP, %.1f other), "
+			"XCP capacity %.0f bit/s; sent %" PRIu64 " / %" PRIu64
+			" packets, dropped %" PRIu64 " / %" PRIu64 " (XCP / other)\n",
+			t.wq.w, t.wq.w_target,
+			t.wq.flows[SGW_XCPQ_X], t.wq.flows[SGW_XCPQ_O], t.wq.cap_x_Bps * 8.0,
+			ctr[SGW_XS_QX_SENT], ctr[SGW_XS_QO_SENT], ctr[SGW_XS_QX_DROP],
+			ctr[SGW_XS_QO_DROP]);
 	if (XS(dp)->legacy) {
 		struct sgw_xs_legacy_stats ls;
 

@@ -23,6 +23,7 @@
 #include "sgw_ring.h"
 #include "sgw_xcp.h"
 #include "sgw_xcp_legacy.h"
+#include "sgw_xcp_wq.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,6 +48,15 @@ enum sgw_xs_ctr {
 	SGW_XS_LEG_CLAMPED,     /* of those, windows lowered (TCP checksum updated) */
 	SGW_XS_LEG_CHAINED,     /* TCP not whole in its first segment: not looked at */
 	SGW_XS_LEG_PURE_ACK,    /* pure ACKs to the link (no data, SYN, FIN, RST): load only */
+	/* separate queues (xcp.separate_queues, the shaper): per class */
+	SGW_XS_QX_IN,           /* packets that joined the XCP class's queue */
+	SGW_XS_QO_IN,           /* packets that joined the other class's queue */
+	SGW_XS_QX_SENT,         /* packets the XCP class sent */
+	SGW_XS_QO_SENT,         /* packets the other class sent */
+	SGW_XS_QX_SENT_BYTES,   /* IP bytes the XCP class sent */
+	SGW_XS_QO_SENT_BYTES,   /* IP bytes the other class sent */
+	SGW_XS_QX_DROP,         /* dropped at the XCP class's full queue */
+	SGW_XS_QO_DROP,         /* dropped at the other class's full queue */
 	SGW_XS__COUNT
 };
 
@@ -60,6 +70,8 @@ struct sgw_xs_tpub {
 	uint64_t queue_persistent;    /* the persistent queue (minimum over the window) */
 	struct sgw_xcp_telem last;    /* the interval that ended last */
 	double xi_p, xi_n;            /* the parameters published last */
+	/* separate queues: the share's interval that ended last (weight, flows, capacity) */
+	struct sgw_xcpq_telem wq;
 };
 
 /* dp->sdata[SGW_STAGE_XCP] while the stage is on. */
@@ -79,6 +91,19 @@ struct sgw_xs {
 	uint64_t fbytes;              /* bytes held */
 	uint64_t next_ns;             /* when the next packet may leave */
 	double frame_eff;             /* satlink's payload share of a full frame (capacity) */
+	/*
+	 * xcp.separate_queues (the shaper only): fr/fq/fsz/fbytes are the XCP
+	 * class's queue (what the controller watches), fro/foq/fosz/fobytes the
+	 * other class's; wq shares the link between them (lib/sgw_xcp_wq.h).
+	 */
+	bool twoq;
+	struct sgw_ring fro;
+	struct rte_mbuf **foq;
+	uint32_t *fosz;
+	uint64_t fobytes;
+	struct sgw_xcpq wq;
+	struct sgw_xcpq_conf wqc;
+	double cap_x;                 /* the XCP class's capacity from the last interval */
 	/* Legacy mode: fixed at startup (a reload that changes it is refused). */
 	bool legacy;
 	uint32_t legacy_max_flows;    /* per worker, as the policy gave it */

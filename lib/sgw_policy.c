@@ -72,6 +72,8 @@ sgw_policy_init_defaults(struct sgw_policy *p)
 		p->xcp.port = -1;
 		p->xcp.shaper_queue = 1024;
 		p->xcp.legacy_max_flows = 4096;
+		p->xcp.queue_weight_gain = 0.5;
+		p->xcp.queue_weight_min = 0.02;
 	}
 	p->split.relay_connection_bytes = 262144;
 	p->split.relay_terminal_bytes = (uint64_t)16 << 20;

@@ -230,6 +230,10 @@ struct sgw_xcp_policy {
 	/* XCP for legacy senders: plain TCP's ACKs clamped to the flow's share. */
 	bool legacy;                /* false */
 	uint32_t legacy_max_flows;  /* flows per worker (rounded down to a power of two): 4096 */
+	/* The shaper's two queues, XCP and other (lib/sgw_xcp_wq.h): without satlink only. */
+	bool separate_queues;       /* false */
+	double queue_weight_gain;   /* 0.5 */
+	double queue_weight_min;    /* 0.02 */
 };
 
 /*

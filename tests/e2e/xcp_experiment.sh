@@ -6,10 +6,15 @@
 #
 # Usage: xcp_experiment.sh SATGW XCP_AGENT OUTDIR GW SCENARIO...
 #   GW: xcp (xcp_hub.yaml) or droptail (the same with `xcp: {enabled: false}`:
-#       satlink's queue without XCP; the agents still run, nothing lowers H_feedback)
+#       satlink's queue without XCP; the agents still run, nothing lowers H_feedback);
+#       without satlink at hub and terminal (xcp_hub_shaper.yaml, xcp_terminal_plain.yaml),
+#       the stage's own shaper at 9 Mbit/s is the bottleneck: xcp2q (separate XCP and
+#       other queues, the share adapted) or xcp1q (the same shaper with one queue);
+#       legacy: xcp_hub.yaml with xcp.legacy (plain TCP's ACKs clamped to its share)
 #   XE_CAPACITY_BPS (env): xcp.capacity_bps set (results then named GW-capN-...)
 #   SCENARIO (each run on the same boxes, one after the other):
 #     a          one CUBIC-XCP flow, XE_A_S (40) s
+#     a-cubic    one plain CUBIC flow (no agent on its path; for GW legacy)
 #     b-xcp      four CUBIC-XCP flows, start 0/5/10/15 s, stop 50/50/45/40 s
 #     b-cubic    the same with four plain CUBIC flows (no agent on their path)
 #     c-K-R      K CUBIC-XCP against K plain CUBIC, all from 0 to XE_C_S (30) s; R: run tag
@@ -31,11 +36,18 @@ P=$TB_E2E_DIR/policies
 mkdir -p "$OUT"
 
 tb_init "$SATGW"
-TB_NS_FH="xce-fh-$TB_ID" TB_NS_MH="xce-mh-$TB_ID" TB_NS_HUB="xce-hub-$TB_ID"
-TB_NS_EMU="xce-emu-$TB_ID" TB_NS_TERM="xce-term-$TB_ID" TB_PREFIX="xce-$TB_ID"
+XT=${XE_NS_TAG:-xce}
+TB_NS_FH="$XT-fh-$TB_ID" TB_NS_MH="$XT-mh-$TB_ID" TB_NS_HUB="$XT-hub-$TB_ID"
+TB_NS_EMU="$XT-emu-$TB_ID" TB_NS_TERM="$XT-term-$TB_ID" TB_PREFIX="$XT-$TB_ID"
 tb_topology chain
+TERMP=$P/xcp_terminal.yaml
 case $GW in
 xcp) HUBP=$P/xcp_hub.yaml ;;
+xcp2q) HUBP=$P/xcp_hub_shaper.yaml TERMP=$P/xcp_terminal_plain.yaml ;;
+legacy) HUBP=$TB_DIR/xcp_hub_legacy.yaml
+	sed 's/^xcp: {enabled: true}/xcp: {enabled: true, legacy: true}/' "$P/xcp_hub.yaml" >"$HUBP" ;;
+xcp1q) HUBP=$TB_DIR/xcp_hub_1q.yaml TERMP=$P/xcp_terminal_plain.yaml
+	sed 's/separate_queues: true/separate_queues: false/' "$P/xcp_hub_shaper.yaml" >"$HUBP" ;;
 droptail) HUBP=$TB_DIR/xcp_hub_off.yaml
 	sed 's/^xcp: {enabled: true}/xcp: {enabled: false}/' "$P/xcp_hub.yaml" >"$HUBP" ;;
 *) tb_fail "GW: xcp or droptail" ;;
@@ -49,7 +61,7 @@ if [ -n "${XE_CAPACITY_BPS:-}" ]; then
 fi
 tb_box_start emu "$P/xcp_emulator.yaml" 1
 tb_box_start hub "$HUBP" 0
-tb_box_start term "$P/xcp_terminal.yaml" 0
+tb_box_start term "$TERMP" 0
 
 start_agent() {
 	local ns=$1 role=$2 local=$3 net=$4 gw=$5 dev=${1}0
@@ -99,13 +111,20 @@ run_flows() {
 	tb_wait_pid "$rp" 20 || tb_fail "$tag: receiver failed"
 	tb_wait_pid "$smp" 20 || tb_fail "$tag: sampler failed"
 	# The link drains before the next scenario: satlink's queue empty.
-	tb_box_wait_tel hub 30 /satgw/satlink 'd["0"]["queue_held"] + d["0"]["pacer_held"] == 0'
+	case $GW in
+	xcp1q* | xcp2q*)
+		tb_box_wait_tel hub 30 /satgw/xcp \
+			'd["q_xcp_queue_bytes"] + d["q_other_queue_bytes"] == 0' ;;
+	*) tb_box_wait_tel hub 30 /satgw/satlink \
+			'd["0"]["queue_held"] + d["0"]["pacer_held"] == 0' ;;
+	esac
 	tb_log "$GW $tag done"
 }
 
 for sc in "$@"; do
 	case $sc in
 	a) run_flows a "$XE_A_S" "1:0:$((XE_A_S - 1)):cubic:$XF" ;;
+	a-cubic) run_flows a-cubic "$XE_A_S" "1:0:$((XE_A_S - 1)):cubic:$PF" ;;
 	b-xcp) run_flows b-xcp 51 1:0:50:cubic:$XF 2:5:50:cubic:$XF 3:10:45:cubic:$XF 4:15:40:cubic:$XF ;;
 	b-cubic) run_flows b-cubic 51 1:0:50:cubic:$PF 2:5:50:cubic:$PF 3:10:45:cubic:$PF 4:15:40:cubic:$PF ;;
 	c-*)

@@ -568,7 +568,8 @@ TEST(XcpStage, ShaperWithoutSatlinkPacesAndControls)
 		char e[256] = "";
 		ASSERT_EQ(sgw_policy_load_buffer("xs.yaml", y.data(), y.size(), &pol, &errs), 0);
 		EXPECT_NE(sgw_dp_publish(h.dp.get(), &pol, e, sizeof(e)), 0);
-		EXPECT_STREQ(e, "xcp: the shaper's 'port' and 'shaper_queue' need a restart");
+		EXPECT_STREQ(e, "xcp: the shaper's 'port', 'shaper_queue' and 'separate_queues' "
+			     "need a restart");
 		sgw_policy_free(&pol);
 	}
 	for (uint32_t i = 0; i < 5; i++)
@@ -590,6 +591,193 @@ TEST(XcpStage, ShaperWithoutSatlinkPacesAndControls)
 	sgw_xs_counters(h.dp.get(), ctr, badr, &sums);
 	EXPECT_EQ(ctr[SGW_XS_XCP_LINK], n + 15);
 	EXPECT_EQ(ctr[SGW_XS_SHAPED], sent + 5 + (10 - sgw_ring_count(&xs->fr)));
+}
+
+/*
+ * Separate queues at the shaper (xcp.separate_queues): XCP packets and plain
+ * TCP wait in two queues, served by a weight that moves each control interval
+ * toward the XCP class's share of the flows; the controller sees only the XCP
+ * class (its input, its queue) and the capacity the class gets.
+ */
+TEST(XcpStage, SeparateQueuesSplitByTheWeightAndAccount)
+{
+	Hub h;
+	/* 8 Mbit/s = 1e6 B/s; H_rtt 100 ms, so every control interval is 100 ms. */
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "", "xcp: {port: sat, capacity_bps: 8000000, "
+				 "shaper_queue: 64, separate_queues: true}\n"));
+	const sgw_xs *xs = sgw_xs_of(h.dp.get());
+	ASSERT_TRUE(xs->shaper);
+	ASSERT_TRUE(xs->twoq);
+	const double C = 1e6;
+	h.run_until(0);
+	X x;
+	x.rtt_us = 100000;
+	/* Both classes 1072-byte IP packets: one XCP flow, three TCP flows. */
+	ASSERT_EQ(with_xcp(tcp_to(false, 1), x).size() - 14, 1072u);
+	ASSERT_EQ(sgwtest::build(tcp_to(false, 1, 4, 1020)).size() - 14, 1072u);
+	uint64_t in_x = 0, in_o = 0, out_x = 0, out_o = 0;
+	uint32_t seq = 0;
+	/* Bytes each class sent in each 100 ms window (ms 1-100 is window 0). */
+	std::vector<std::pair<uint64_t, uint64_t>> win(11);
+	std::vector<double> w_at(11, 0.5), target_at(11, 0.5);
+	auto tally = [&](uint64_t t_ms) {
+		for (auto &o : h.recv_sat()) {
+			size_t k = size_t((t_ms - 1) / 100);
+			bool isx = o[14 + 9] == 254;
+			(isx ? out_x : out_o)++;
+			if (k < win.size())
+				(isx ? win[k].first : win[k].second) += o.size() - 14;
+		}
+	};
+	sgw_xs_tpub t;
+	uint64_t epoch = 0;
+	for (uint64_t ms = 1; ms <= 1100; ms++) {
+		/* Every 10 ms (until 600 ms for TCP): 8 XCP and 8 TCP packets, 1.7x the link. */
+		if (ms % 10 == 1) {
+			for (int i = 0; i < 8; i++, in_x++)
+				h.inject(with_xcp(tcp_to(false, (1u << 16) | seq++), x));
+			for (int i = 0; ms <= 600 && i < 8; i++, in_o++)
+				h.inject(sgwtest::build(tcp_to(false, uint32_t(2 + i % 3) << 16 |
+							       seq++, 4, 1020)));
+		}
+		h.run_until(ms * MS);
+		tally(ms);
+		sgw_xs_read(h.dp.get(), &t);
+		if (t.epoch != epoch) {
+			epoch = t.epoch;
+			size_t k = size_t(ms / 100);
+			ASSERT_EQ(ms % 100, 0u) << "intervals of 100 ms";
+			if (k < w_at.size()) {
+				w_at[k] = t.wq.w;
+				target_at[k] = t.wq.w_target;
+			}
+			/* The controller is given the XCP class's capacity; the
+			 * link's is published as before. */
+			EXPECT_DOUBLE_EQ(t.last.capacity_Bps, t.wq.cap_x_Bps);
+			EXPECT_DOUBLE_EQ(t.capacity_Bps, C);
+			EXPECT_DOUBLE_EQ(t.wq.cap_x_Bps,
+					 t.wq.o_idle ? std::max(t.wq.w * C,
+								C - t.wq.sent_Bps[SGW_XCPQ_O])
+						     : t.wq.w * C);
+			/* TCP had a backlog from the first ms to 600 ms. */
+			if (ms >= 200 && ms <= 600) {
+				EXPECT_FALSE(t.wq.o_idle) << ms;
+			}
+		}
+	}
+	/* Intervals 1-6 (ends 100..600 ms): one XCP and three TCP flows: target 0.25, the
+	 * weight half-way there each time. */
+	double w = 0.5;
+	for (size_t k = 1; k <= 6; k++) {
+		EXPECT_NEAR(target_at[k], 0.25, 0.01) << k;
+		w += 0.5 * (target_at[k] - w);
+		EXPECT_NEAR(w_at[k], w, 1e-9) << k;
+	}
+	EXPECT_NEAR(w_at[6], 0.25, 0.01);
+	/* Window 0 ran at 0.5 (both backlogged from the first ms): the bytes split half
+	 * and half; windows 1-5 by the weight in force, within 3 packets. */
+	for (size_t k = 0; k <= 5; k++) {
+		double tot = double(win[k].first + win[k].second);
+		EXPECT_NEAR(tot, C * 0.1, 2 * 1072.0) << "the link is full, window " << k;
+		EXPECT_NEAR(double(win[k].first) / tot, w_at[k], 3 * 1072.0 / tot) << k;
+	}
+	/* From 600 ms no TCP: the XCP class gets the whole link (work conserving) and is
+	 * told so (capacity C - the other class's rate). The TCP flows stay counted for
+	 * four intervals after their last packet (to 900 ms), then the target is
+	 * 1 - floor. */
+	EXPECT_NEAR(double(win[7].first), C * 0.1, 2 * 1072.0);
+	EXPECT_EQ(win[7].second, 0u);
+	EXPECT_NEAR(target_at[9], 0.25, 0.01);
+	EXPECT_NEAR(target_at[10], 0.98, 1e-9);
+	EXPECT_NEAR(t.wq.cap_x_Bps, C, 0.02 * C);
+	/* The controller's input is the XCP class's alone: 8 x 1072 B per 10 ms. */
+	EXPECT_NEAR(t.last.input_Bps, 857600.0, 0.02 * 857600.0);
+	EXPECT_NEAR(t.wq.flows[SGW_XCPQ_X], 1.0, 0.01);
+	EXPECT_NEAR(t.wq.flows[SGW_XCPQ_O], 0.0, 0.01);
+
+	/* Every packet accounted: sent, dropped at its class's full queue, or held. */
+	uint64_t ctr[SGW_XS__COUNT], badr[SGW_XCP_E__COUNT];
+	sgw_xcp_sums sums;
+	sgw_xs_counters(h.dp.get(), ctr, badr, &sums);
+	const unsigned base = sgw_stage_drop_base(SGW_STAGE_XCP);
+	uint64_t dx = h.dp->workers[0]->c.drop[base], dox = h.dp->workers[0]->c.drop[base + 1];
+	EXPECT_STREQ(sgw_drop_name(base + 1), "xcp_shaper_other_full");
+	EXPECT_GT(dx, 0u);
+	EXPECT_GT(dox, 0u);
+	EXPECT_EQ(ctr[SGW_XS_QX_DROP], dx);
+	EXPECT_EQ(ctr[SGW_XS_QO_DROP], dox);
+	EXPECT_EQ(in_x, out_x + dx + sgw_ring_count(&xs->fr));
+	EXPECT_EQ(in_o, out_o + dox + sgw_ring_count(&xs->fro));
+	EXPECT_EQ(ctr[SGW_XS_QX_IN], in_x - dx);
+	EXPECT_EQ(ctr[SGW_XS_QO_IN], in_o - dox);
+	EXPECT_EQ(ctr[SGW_XS_QX_SENT], out_x);
+	EXPECT_EQ(ctr[SGW_XS_QO_SENT], out_o);
+	EXPECT_EQ(ctr[SGW_XS_QX_SENT_BYTES], out_x * 1072);
+	EXPECT_EQ(ctr[SGW_XS_QO_SENT_BYTES], out_o * 1072);
+	EXPECT_EQ(ctr[SGW_XS_SHAPED], out_x + out_o);
+	EXPECT_EQ(ctr[SGW_XS_OTHER_LINK], in_o);
+	EXPECT_EQ(sums.v[SGW_XCP_S_BYTES], in_x * 1072) << "TCP is not the controller's input";
+	EXPECT_EQ(xs->fbytes, uint64_t(sgw_ring_count(&xs->fr)) * 1072);
+	EXPECT_GT(sgw_ring_count(&xs->fr), 0u) << "some held for the identity and the drain";
+
+	/* The exit JSON and the summary carry the classes. */
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	ASSERT_NE(f, nullptr);
+	sgw_stages[SGW_STAGE_XCP]->write_json(h.dp.get(), f);
+	sgw_stages[SGW_STAGE_XCP]->print_summary(h.dp.get(), f);
+	fclose(f);
+	std::string js(buf, len);
+	free(buf);
+	EXPECT_NE(js.find("\"separate_queues\": 1"), std::string::npos) << js;
+	EXPECT_NE(js.find("\"q_xcp_drops\": " + std::to_string(dx)), std::string::npos);
+	EXPECT_NE(js.find("\"q_other_sent\": " + std::to_string(out_o)), std::string::npos);
+	EXPECT_NE(js.find("\"q_xcp_weight\": "), std::string::npos);
+	EXPECT_NE(js.find("xcp queues: weight"), std::string::npos) << js;
+
+	/* separate_queues needs a restart; the gain does not. */
+	uint32_t a, b;
+	two_shards(a, b);
+	for (const char *tail : {"separate_queues: false", "separate_queues: true, "
+				 "queue_weight_gain: 0.25"}) {
+		std::string y = h.yaml(a, b, "", std::string("xcp: {port: sat, capacity_bps: "
+				       "8000000, shaper_queue: 64, ") + tail + "}\n");
+		struct sgw_policy pol;
+		struct sgw_cfg_errors errs;
+		char e[256] = "";
+		ASSERT_EQ(sgw_policy_load_buffer("xs.yaml", y.data(), y.size(), &pol, &errs), 0);
+		int rc = sgw_dp_publish(h.dp.get(), &pol, e, sizeof(e));
+		if (std::string(tail) == "separate_queues: false")
+			EXPECT_NE(rc, 0);
+		else
+			EXPECT_EQ(rc, 0) << e;
+		sgw_policy_free(&pol);
+	}
+}
+
+/* One queue (separate_queues off): TCP is load of the one controller, as before. */
+TEST(XcpStage, OneQueueCountsTcpAsLoad)
+{
+	Hub h;
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "", "xcp: {port: sat, capacity_bps: 8000000, "
+				 "shaper_queue: 64}\n"));
+	const sgw_xs *xs = sgw_xs_of(h.dp.get());
+	ASSERT_FALSE(xs->twoq);
+	h.run_until(0);
+	X x;
+	x.rtt_us = 100000;
+	for (int i = 0; i < 8; i++) {
+		h.inject(with_xcp(tcp_to(false, uint32_t(i)), x));
+		h.inject(sgwtest::build(tcp_to(false, uint32_t(100 + i), 4, 1020)));
+	}
+	h.run_until(50 * MS);
+	uint64_t ctr[SGW_XS__COUNT], badr[SGW_XCP_E__COUNT];
+	sgw_xcp_sums sums;
+	sgw_xs_counters(h.dp.get(), ctr, badr, &sums);
+	EXPECT_EQ(sums.v[SGW_XCP_S_BYTES], 16u * 1072);
+	EXPECT_EQ(ctr[SGW_XS_QX_IN] + ctr[SGW_XS_QO_IN], 0u);
+	EXPECT_EQ(h.recv_sat().size(), 16u);
 }
 
 TEST(XcpStage, ReloadTakesConstantsRefusesTurningOff)

@@ -226,4 +226,30 @@ TEST(PolicyXcp, LegacyModeKeys)
 		   "unknown key 'legacy_max_flow' in xcp (did you mean 'legacy_max_flows'?)");
 }
 
+TEST(PolicyXcp, SeparateQueuesKeys)
+{
+	/* Off by default; gain 0.5 and floor 0.02 (lib/sgw_xcp_wq.h's). */
+	Loaded d(hub("xcp: {port: sat, capacity_bps: 8000000}\n", false));
+	ASSERT_EQ(d.rc, 0) << d.errors();
+	EXPECT_FALSE(d.p.xcp.separate_queues);
+	EXPECT_EQ(d.p.xcp.queue_weight_gain, 0.5);
+	EXPECT_EQ(d.p.xcp.queue_weight_min, 0.02);
+	Loaded l(hub("xcp: {port: sat, capacity_bps: 8000000, separate_queues: true, "
+		     "queue_weight_gain: 0.25, queue_weight_min: 0.1}\n", false));
+	ASSERT_EQ(l.rc, 0) << l.errors();
+	EXPECT_TRUE(l.p.xcp.separate_queues);
+	EXPECT_EQ(l.p.xcp.queue_weight_gain, 0.25);
+	EXPECT_EQ(l.p.xcp.queue_weight_min, 0.1);
+	/* With satlink: false is taken, true refused (built for the shaper only). */
+	Loaded f(hub("xcp: {separate_queues: false}\n"));
+	ASSERT_EQ(f.rc, 0) << f.errors();
+	expect_one(Loaded(hub("xcp: {separate_queues: true}\n")), 10, 24,
+		   "'separate_queues' is built for the egress shaper (xcp without satlink) "
+		   "only, not for satlink's queues");
+	expect_one(Loaded(hub("xcp: {queue_weight_gain: 0}\n")), 10, 26,
+		   "'queue_weight_gain' 0 is out of range (must be more than 0 and at most 1)");
+	expect_one(Loaded(hub("xcp: {queue_weight_min: 0.6}\n")), 10, 25,
+		   "'queue_weight_min' 0.6 is out of range (must be more than 0 and at most 0.5)");
+}
+
 } // namespace
