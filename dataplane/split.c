@@ -391,7 +391,11 @@ half_out(struct sp_worker *x, struct sp_obj *o, const struct sgw_split_out *out)
 		x->ctr[SGW_SPD_TIMER_FULL]++;
 		sgw_split_abort(&x->env, &o->sp, w->now_ns, 0, &o2);
 		half_free(x, o);
+		return;
 	}
+	/* Its message budget ran out with more to send: poll it from the loop. */
+	if (out->events & SGW_SPLIT_EV_MORE)
+		stall_mark(x, o);
 }
 
 /* A half's slot and relay budget for session sess, or NULL (*why says why). */
