@@ -61,10 +61,11 @@ head -c "$((SPLIT_SMALL_KB * 1024))" /dev/urandom >"$TB_DIR/small.bin"
 head -c "$((SPLIT_UP_KB * 1024))" /dev/urandom >"$TB_DIR/up.bin"
 
 # ---- boxes ---------------------------------------------------------------------
-# box_start BOX POLICY LCORES: tb_box_start, but waiting up to 90 s for telemetry
+# box_launch BOX POLICY LCORES, then box_ready BOX: tb_box_start in two halves, so
+# the three boxes start at once, and waiting up to 90 s for telemetry
 # (tb_box_start waits 20 s; on a 2-core machine shared with other chain tests a
-# box has been seen to take longer than that to answer).
-box_start() {
+# box has been seen to take 15-60 s to answer).
+box_launch() {
 	local box=$1 policy=$2 lcores=$3 ns ifs log json
 	ns=$(tb__nsname "$box")
 	read -r -a ifs <<<"$(tb__box_ifs "$box")"
@@ -79,14 +80,19 @@ box_start() {
 	ip netns exec "$ns" "$TB_SATGW" "${eal[@]}" -- -c "$policy" --stats-json "$json" -q >>"$log" 2>&1 &
 	TB_BOX_PID[$box]=$!
 	TB_BOX_RC[$box]=
+}
+box_ready() {
+	local box=$1 log
+	log=$(tb_box_log "$box")
 	"$TB_PY" "$TB_E2E_DIR/sgwtel.py" --wait 90 --pid "${TB_BOX_PID[$box]}" \
 		"$(tb_box_prefix "$box")" /satgw/stats >/dev/null 2>"$TB_DIR/wait-$box.err" ||
 		{ cat "$TB_DIR/wait-$box.err" >&2; tail -n 20 "$log" >&2; tb_fail "satgw $box did not become ready"; }
 	tb_log "satgw $box ready (pid ${TB_BOX_PID[$box]})"
 }
-box_start emu "$P/split_emulator_clean.yaml" 1
-box_start hub "$P/split_hub.yaml" 0
-box_start term "$P/split_terminal.yaml" 0
+box_launch emu "$P/split_emulator_clean.yaml" 1
+box_launch hub "$P/split_hub.yaml" 0
+box_launch term "$P/split_terminal.yaml" 0
+for b in emu hub term; do box_ready "$b"; done
 tb_wait_path mh "$TB_IP_FH" 30
 # SPLIT_PCAP=1: captures of the two TCP legs' ends (fh0, mh0) in the work dir, to debug.
 if [ "${SPLIT_PCAP:-0}" = 1 ]; then
@@ -170,7 +176,8 @@ tb_box_wait_tel hub 20 /satgw/split "d['accepted'] >= 3 and d['refused_out'] >= 
 
 # ---- BER 1e-5 ----------------------------------------------------------------------
 tb_box_stop emu
-box_start emu "$P/chain-emulator-ber.yaml" 1
+box_launch emu "$P/chain-emulator-ber.yaml" 1
+box_ready emu
 tb_wait_path mh "$TB_IP_FH" 30
 tb_log "phase 2: BER 1e-5 forward (chain-emulator-ber.yaml)"
 client get5 "$PORT_E2E" get 1 "$TB_DIR/big.bin" 90 srv >&2
