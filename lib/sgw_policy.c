@@ -109,7 +109,8 @@ sgw_rule_init(struct sgw_rule *r)
 bool
 sgw_action_built(enum sgw_action a)
 {
-	return a == SGW_ACT_FORWARD || a == SGW_ACT_DROP || a == SGW_ACT_COUNT;
+	return a == SGW_ACT_FORWARD || a == SGW_ACT_DROP || a == SGW_ACT_COUNT ||
+	       a == SGW_ACT_SPLIT;
 }
 
 const char *

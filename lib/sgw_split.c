@@ -702,6 +702,16 @@ flush(struct sgw_split_env *env, struct sgw_split *sp, struct sgw_split_out *out
 			leg_rx_consumed(env, sp, out);
 		}
 	}
+	/*
+	 * The budget ran out with bytes left that have credit (or the FIN after
+	 * them): nothing else may call us back (the local peer may be done
+	 * sending, the far half has no reason to grant more), so say so.
+	 */
+	if (budget == 0 && !(sp->flags & F_FIN_SENT) &&
+	    ((sgw_relay_used(&sp->rx) > 0 &&
+	      sgw_seq_diff(sp->snd_edge, (uint32_t)sp->rx.out_bytes) > 0) ||
+	     (sp->flags & F_LOCAL_FIN)))
+		out->events |= SGW_SPLIT_EV_MORE;
 	if ((sp->flags & (F_LOCAL_FIN | F_FIN_SENT)) == F_LOCAL_FIN &&
 	    sgw_relay_used(&sp->rx) == 0 && sp->state == SGW_SPLIT_S_OPEN && budget > 0) {
 		memset(&m, 0, sizeof(m));

@@ -69,6 +69,10 @@ enum sgw_split_state {
 #define SGW_SPLIT_EV_CLOSED 0x02    /* all over, every timer cancelled: free it */
 #define SGW_SPLIT_EV_TW_REUSE 0x04  /* a new SYN for this leg in TIME-WAIT (nothing done):
 				     * free this one (sgw_split_abort(0)), open anew */
+#define SGW_SPLIT_EV_MORE 0x08      /* the call's message budget (burst_msgs) ran out with
+				     * messages still sendable (bytes with credit, or the
+				     * FIN): call sgw_split_poll again soon (no other event
+				     * may come: a local peer that has sent everything) */
 
 /* What a call asks of the caller; zeroed by the call itself (sgw_split_out_reset). */
 struct sgw_split_out {

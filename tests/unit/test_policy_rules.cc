@@ -617,7 +617,7 @@ TEST(PolicyNames, AllNamed)
 	EXPECT_STREQ(sgw_action_name(SGW_ACT_XCP), "xcp");
 	EXPECT_STREQ(sgw_action_name(SGW_ACT__COUNT), "?");
 	EXPECT_TRUE(sgw_action_built(SGW_ACT_COUNT));
-	EXPECT_FALSE(sgw_action_built(SGW_ACT_SPLIT));
+	EXPECT_TRUE(sgw_action_built(SGW_ACT_SPLIT));
 	EXPECT_FALSE(sgw_action_built(SGW_ACT_LIFT));
 	EXPECT_STREQ(sgw_role_name(SGW_ROLE_EMULATOR), "emulator");
 	EXPECT_STREQ(sgw_port_role_name(SGW_PORT_LAN), "lan");

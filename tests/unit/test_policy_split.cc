@@ -2,8 +2,7 @@
 /*
  * The policy's split section and a rule's split keys (control/policy_split.c):
  * defaults, every key read, each bound and cross-key check reported at its
- * line:column, and the action split still refused while the dataplane stage
- * is not complete (docs/tcp-split.md, "The dataplane stage").
+ * line:column, and a rule with the action split loading (with its handshake).
  */
 #include <gtest/gtest.h>
 
@@ -202,19 +201,26 @@ TEST(PolicySplit, RuleHandshake)
  * The dataplane stage is not complete (docs/tcp-split.md, "The dataplane
  * stage"): the action stays refused, with the handshake key still checked.
  */
-TEST(PolicySplit, ActionSplitStillRefused)
+TEST(PolicySplit, ActionSplitLoads)
 {
 	Loaded a(std::string(kBase) +
 		 "rules:\n"
 		 "  - name: web\n"
 		 "    match: {proto: tcp}\n"
 		 "    action: split\n"
-		 "    handshake: spoofed\n");
-	EXPECT_EQ(a.rc, -1);
-	EXPECT_FALSE(sgw_action_built(SGW_ACT_SPLIT));
-	EXPECT_EQ(a.text(), "t.yaml:15:13: action 'split' is not built yet in this version "
-		  "of satgw\n");
+		 "    handshake: spoofed\n"
+		 "  - name: mail\n"
+		 "    match: {proto: tcp, dst_ports: [25]}\n"
+		 "    action: split\n");
+	ASSERT_EQ(a.rc, 0) << a.text();
+	EXPECT_TRUE(sgw_action_built(SGW_ACT_SPLIT));
+	ASSERT_EQ(a.p.n_rules, 2u);
+	EXPECT_EQ(a.p.rules[0].action, SGW_ACT_SPLIT);
+	EXPECT_EQ(a.p.rules[0].split_handshake, SGW_SPLIT_HS_SPOOFED);
+	EXPECT_EQ(a.p.rules[1].action, SGW_ACT_SPLIT);
+	EXPECT_EQ(a.p.rules[1].split_handshake, SGW_SPLIT_HS_END_TO_END);
 
+	/* Without satlink the split has nothing to carry its streams: refused, at the action. */
 	const std::string no_sl =
 		"version: 1\n"
 		"role: terminal\n"
@@ -226,9 +232,9 @@ TEST(PolicySplit, ActionSplitStillRefused)
 		"    action: split\n";
 	Loaded b(no_sl);
 	EXPECT_EQ(b.rc, -1);
-	/* One message, not a second one about satlink, while the action is refused. */
-	EXPECT_EQ(b.text(), "t.yaml:8:13: action 'split' is not built yet in this version "
-		  "of satgw\n");
+	EXPECT_EQ(b.text(), "t.yaml:8:13: action 'split' needs a 'satlink' section: a split "
+		  "connection's bytes cross the satellite on a channel of its terminal's satlink "
+		  "session\n");
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <vector>
 
@@ -147,6 +148,7 @@ struct Gw {
 	bool refuse_all = false;       // acceptor: no resources
 	uint64_t late = 0;
 	uint32_t max_tx_used = 0;
+	std::set<uint16_t> stalled;  // stage polling: channels to poll when the queue drains
 };
 
 struct Ev {
@@ -163,6 +165,10 @@ struct Sim {
 	// a segment from the terminal to the client is dropped when this says so
 	std::function<bool(const Pkt &)> drop_to_client;
 	uint64_t dropped_to_client = 0;
+	// false: every half is polled whenever its send queue drains (a generous
+	// caller); true: as dataplane/split.c does, only the halves that found no
+	// room, whose send was refused, or that asked for it (SGW_SPLIT_EV_MORE)
+	bool stage_polling = false;
 
 	void At(uint64_t t, std::function<void()> fn) { q.emplace(t, Ev{std::move(fn)}); }
 
@@ -320,6 +326,30 @@ struct Sim {
 		auto it = g.splits.find(ch);
 		if (it != g.splits.end())
 			g.max_tx_used = std::max(g.max_tx_used, sgw_relay_used(&it->second->tx));
+		if ((o.events & SGW_SPLIT_EV_MORE) && !(o.events & SGW_SPLIT_EV_CLOSED) &&
+		    stage_polling) {
+			g.stalled.insert(ch);
+			Gw *self = &g;
+			At(now, [this, self] { PollStalled(*self); });  // the worker's next loop
+		}
+	}
+
+	void PollStalled(Gw &g)
+	{
+		std::set<uint16_t> st;
+		st.swap(g.stalled);
+		for (uint16_t ch : st) {
+			auto it = g.splits.find(ch);
+			if (it == g.splits.end() || it->second->state == SGW_SPLIT_S_CLOSED)
+				continue;
+			if (CanSend(g) == 0) {
+				g.stalled.insert(ch);
+				continue;
+			}
+			sgw_split_out o;
+			sgw_split_poll(&g.env, it->second.get(), now, &o);
+			GwOut(g, ch, o);
+		}
 	}
 
 	sgw_split *NewSplit(Gw &g, uint16_t ch, sgw_split_bufs *b)
@@ -376,10 +406,12 @@ struct Sim {
 
 	SatDir &DirOf(Gw &g) { return g.terminal ? up : down; }
 
-	uint32_t CanSend(Gw &g)
+	uint32_t CanSend(Gw &g, uint16_t ch = 0)
 	{
 		SatDir &d = DirOf(g);
 		uint32_t used = d.Queued(now);
+		if (used >= d.queue_cap && ch != 0)
+			g.stalled.insert(ch);
 		return used >= d.queue_cap ? 0 : d.queue_cap - used;
 	}
 
@@ -389,8 +421,10 @@ struct Sim {
 		for (unsigned i = 0; i < n; i++)
 			m.insert(m.end(), iov[i].p, iov[i].p + iov[i].len);
 		SatDir &d = DirOf(g);
-		if (d.Queued(now) + m.size() > d.queue_cap + 0u)
+		if (d.Queued(now) + m.size() > d.queue_cap + 0u) {
+			g.stalled.insert(ch);
 			return -1;
+		}
 		uint64_t start = std::max(now, d.free_at);
 		uint64_t done = start + (uint64_t)(m.size() + 22) * 8 * kSec / d.rate_bps;
 		d.free_at = done;
@@ -406,7 +440,10 @@ struct Sim {
 		Gw *self = &g;
 		At(arr, [this, other, ch, m] { SatDeliver(*other, ch, m); });
 		// the queue drains: let this side's streams send again
-		At(done, [this, self] { PollAll(*self); });
+		if (stage_polling)
+			At(done, [this, self] { PollStalled(*self); });
+		else
+			At(done, [this, self] { PollAll(*self); });
 		return 0;
 	}
 
@@ -699,10 +736,10 @@ Sim::InitHost(Host &h, bool is_client)
 
 // ---- gateway ops
 uint32_t
-GwCanSend(void *ctx, const sgw_split *, uint64_t)
+GwCanSend(void *ctx, const sgw_split *sp, uint64_t)
 {
 	Gw *g = static_cast<Gw *>(ctx);
-	return g->sim->CanSend(*g);
+	return g->sim->CanSend(*g, sp->channel);
 }
 
 int
@@ -854,6 +891,42 @@ INSTANTIATE_TEST_SUITE_P(
 		return std::string(i.param.mode == SGW_SPLIT_SPOOFED ? "Spoofed" : "EndToEnd") +
 		       (i.param.download ? "Download" : "Upload");
 	});
+
+// Found end to end with Linux peers: a half whose server has sent everything
+// drains its rx relay burst_msgs messages per call; with a caller that polls
+// only when asked (dataplane/split.c: no room, a refused send), the rest stayed
+// in the relay with credit to spare and the download hung. The half now says
+// SGW_SPLIT_EV_MORE when its budget ran out with more to send.
+TEST(SplitTransfer, StagePollingDrainsTheRelay)
+{
+	for (bool download : {true, false}) {
+		Sim sim;
+		sim.stage_polling = true;
+		// relays of 1 MB toward the satellite and 4 messages per call: many
+		// calls' worth in the relay when the sender is done (the e2e test had
+		// 1 MB relays and the default 64)
+		for (Gw *g : {&sim.term, &sim.hub}) {
+			g->rx_ring = g->rx_limit = 1u << 20;
+			g->env.conf.burst_msgs = 4;
+		}
+		const uint64_t big = 3u << 20, small = 200;
+		sim.server.srv_send = download ? big : small;
+		App *c = sim.Connect(40002, download ? small : big, true);
+		bool ok = sim.RunUntil(60 * kSec, [&] {
+			App *s = sim.ServerApp(40002);
+			return s && RxDone(c, sim.server.srv_send) &&
+			       RxDone(s, download ? small : big);
+		});
+		App *s = sim.ServerApp(40002);
+		printf("%s: t=%.3f s client rx %llu, server rx %llu\n",
+		       download ? "download" : "upload", (double)sim.now / kSec,
+		       (unsigned long long)c->inorder, (unsigned long long)(s ? s->inorder : 0));
+		ASSERT_TRUE(ok);
+		EXPECT_EQ(c->rx_bad, 0u);
+		EXPECT_EQ(s->rx_bad, 0u);
+		EXPECT_EQ(c->events & SGW_TCP_EV_RESET, 0);
+	}
+}
 
 // End to end: the client's SYN-ACK comes only after the server answered (one
 // satellite round trip later); spoofed: at once.
