@@ -105,7 +105,7 @@ static const char *const sp_cons_names[SP_CONS__COUNT] = { "split_segs_consumed"
 
 static const char *const sp_ctr_names[SGW_SPD__COUNT] = {
 	"opened", "accepted", "closed", "refused", "late_msgs", "no_mbuf", "timer_full",
-	"relay_bytes_max", "aborted_restart",
+	"relay_bytes_max", "aborted_restart", "tw_reused",
 };
 static const char *const sp_byp_names[SGW_SPD_BYP__COUNT] = {
 	"bypassed_not_syn", "bypassed_ipv6", "bypassed_fragment", "bypassed_no_session",
@@ -696,8 +696,7 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 	uint32_t iss;
 	int why = 0;
 
-	o = (msg->flags & SGW_STREAM_F_IPV6) ? NULL : half_alloc(x, sess, &b, &why);
-	if (o == NULL) {
+	if (msg->flags & SGW_STREAM_F_IPV6) {
 		x->ctr[SGW_SPD_REFUSED]++;
 		sgw_split_refuse(&x->env, ch, SGW_STREAM_REFUSE_NO_RESOURCES);
 		return;
@@ -712,6 +711,31 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 	pi.dport = msg->dport;
 	sgw_flow_key_from_info(&pi, &key);
 	fp = rte_hash_lookup(ft->h, &key);
+	if (fp >= 0 && ft->e[fp].mech_stage == SGW_STAGE_SPLIT && ft->e[fp].mech != SGW_POOL_NONE) {
+		struct sp_obj *old = sgw_pool_get(&x->pool, ft->e[fp].mech);
+		struct sgw_split_out o2;
+
+		/*
+		 * The client reused its port while this leg of its previous
+		 * connection waits out TIME-WAIT (it closed first toward the
+		 * server). The server has closed that connection and would accept
+		 * the new SYN, as it would without satgw: the old half is given up
+		 * (nothing sent) and the OPEN is accepted. A half in any other state
+		 * still carries a stream: the OPEN is refused below.
+		 */
+		if (old->sp.tcp.state == SGW_TCP_TIME_WAIT) {
+			sgw_split_abort(&x->env, &old->sp, w->now_ns, 0, &o2);
+			half_free(x, old);
+			x->ctr[SGW_SPD_TW_REUSED]++;
+			fp = rte_hash_lookup(ft->h, &key);
+		}
+	}
+	o = half_alloc(x, sess, &b, &why);
+	if (o == NULL) {
+		x->ctr[SGW_SPD_REFUSED]++;
+		sgw_split_refuse(&x->env, ch, SGW_STREAM_REFUSE_NO_RESOURCES);
+		return;
+	}
 	if (fp >= 0 && ft->e[fp].mech_stage == SGW_STAGE_SPLIT && ft->e[fp].mech != SGW_POOL_NONE)
 		fp = -1;  /* another half has it: refused below */
 	else if (fp < 0)

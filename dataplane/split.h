@@ -51,6 +51,8 @@ enum sgw_spd_ctr {
 	SGW_SPD_TIMER_FULL,             /* a half's timer could not be armed: aborted */
 	SGW_SPD_RELAY_MAX,              /* gauge: relay bytes in use, high-water (a worker) */
 	SGW_SPD_ABORTED_RESTART,        /* halves given up: their satlink peer restarted */
+	SGW_SPD_TW_REUSED,              /* an OPEN took over a tuple whose acceptor half
+					 * was in TIME-WAIT (the old half freed) */
 	SGW_SPD__COUNT
 };
 

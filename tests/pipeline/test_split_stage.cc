@@ -309,9 +309,9 @@ protected:
 		}
 	}
 
-	void ClientConnect(uint16_t sport, uint64_t to_send)
+	void ClientConnect(uint16_t sport, uint64_t to_send, uint32_t isn_off = 0)
 	{
-		sgw_tcp_conn_init(&client.st, &client.c, 1000000u + sport, sport, 80);
+		sgw_tcp_conn_init(&client.st, &client.c, 1000000u + sport + isn_off, sport, 80);
 		client.open = true;
 		client.to_send = to_send;
 		sgw_tcp_out o;
@@ -413,7 +413,7 @@ protected:
 		ASSERT_EQ(sgw_policy_load_buffer("test.yaml", yaml.data(), yaml.size(), &pol,
 						 &errs), 0)
 			<< (errs.n ? errs.e[0].msg : "?") << "\n" << yaml;
-		/* The loader refuses `split` still: the rule named web becomes one here. */
+		/* The rule named web is the split rule, with the test's handshake. */
 		for (uint32_t i = 0; i < pol.n_rules; i++)
 			if (strcmp(pol.rules[i].name, "web") == 0) {
 				pol.rules[i].action = SGW_ACT_SPLIT;
@@ -700,3 +700,38 @@ TEST_F(SplitStage, TerminalRestartEndsInRstToTheServer)
 }
 
 }  // namespace
+
+/*
+ * The client reuses its port while the hub's leg of its previous connection
+ * waits out TIME-WAIT (the client closed first, so the hub's leg toward the
+ * server did): the server would accept the new SYN without satgw, so the hub
+ * gives the old half up and accepts the new OPEN (it refused it, and the
+ * client got a RST).
+ */
+TEST_F(SplitStage, PortReusedWhileHubLegInTimeWaitIsAccepted)
+{
+	start();
+	session_up();
+	server.to_send = 200000;
+	ClientConnect(40001, 1000);
+	run_until(now + 10000000000ull);
+	ASSERT_TRUE(Bytewise(server.rx, 11, 1000));
+	ASSERT_TRUE(Bytewise(client.rx, 22, 200000));
+	ASSERT_EQ(sgw_split_dp_open(hub.get()), 1u) << "the hub's leg lingers in TIME-WAIT";
+	ASSERT_EQ(sgw_split_dp_open(term.get()), 0u) << "the terminal's closed passively";
+
+	/* A new connection from the same port, 10 s later (well within 2 MSL). */
+	client = Peer();
+	server = Peer();
+	InitPeer(client, true);
+	InitPeer(server, false);
+	server.to_send = 3000;
+	ClientConnect(40001, 2000, 5000000u);
+	run_until(now + 10000000000ull);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_TW_REUSED), 1u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_ACCEPTED), 2u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_REFUSED), 0u);
+	ASSERT_EQ(server.syns_seen.size(), 1u) << "the server got the new SYN";
+	EXPECT_TRUE(Bytewise(server.rx, 11, 2000)) << "server got " << server.rx.size();
+	EXPECT_TRUE(Bytewise(client.rx, 22, 3000)) << "client got " << client.rx.size();
+}
