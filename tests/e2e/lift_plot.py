@@ -4,6 +4,10 @@
 
 Usage: lift_plot.py OUT.png RUN.json [RUN.json ...]
 
+Also writes OUT.json (OUT.png with .json): every run's record with the ss
+figures added (cwnd_collapses, frozen_samples, ss_samples), so the table can be
+made again without the runs' ss logs.
+
 One column per (sender, hub timer) found in the runs; rows: mean page download
 time, fixed-host TCP timeouts per page (TcpExtTCPTimeouts) with the loss-recovery
 counters beside them in the table, uplink bytes per page. x is T_good, one colour
@@ -25,11 +29,14 @@ CWND = re.compile(r"\bcwnd:(\d+)")
 PEER = re.compile(r"^\S+\s+\d+\s+\d+\s+(\S+)\s+(\S+)")
 
 
-def collapses(ss_log):
-    """Times a connection's cwnd fell to 2 or less from above 4 in the sender's
-    ss -tin samples: what an RTO does to a Linux sender, counted or not (an RTO
-    while the peer's window is zero enters loss without TcpExtTCPTimeouts)."""
-    last, n, conn = {}, 0, None
+def ss_stats(ss_log):
+    """From the sender's ss -tin samples: (cwnd collapses, frozen samples,
+    samples). A collapse is a connection's cwnd falling to 2 or less from above
+    4: what an RTO does to a Linux sender, counted or not (an RTO while the
+    peer's window is zero enters loss without TcpExtTCPTimeouts). A frozen
+    sample is one whose send window is zero: ss prints no snd_wnd field then
+    (iproute2 omits the zero), so it is a sample without one."""
+    last, n, frozen, samples, conn = {}, 0, 0, 0, None
     with open(ss_log) as f:
         for line in f:
             m = PEER.match(line)
@@ -38,12 +45,15 @@ def collapses(ss_log):
                 continue
             c = CWND.search(line)
             if c and conn is not None:
+                samples += 1
+                if "snd_wnd:" not in line:
+                    frozen += 1
                 w = int(c.group(1))
                 if w <= 2 and last.get(conn, 0) > 4:
                     n += 1
                 last[conn] = w
                 conn = None
-    return n
+    return n, frozen, samples
 
 
 def load(paths):
@@ -54,7 +64,10 @@ def load(paths):
         for r in got:
             tag = "tg%g-tb%g-%s-%s" % (r["t_good_s"], r["t_bad_s"], r["sender"], r["lift"])
             ss = os.path.join(p + ".d", "ss-%s.log" % tag)
-            r["cwnd_collapses"] = collapses(ss) if os.path.exists(ss) else None
+            if os.path.exists(ss):
+                r["cwnd_collapses"], r["frozen_samples"], r["ss_samples"] = ss_stats(ss)
+            else:
+                r["cwnd_collapses"] = r["frozen_samples"] = r["ss_samples"] = None
         recs.extend(got)
     return recs
 
@@ -66,6 +79,8 @@ def per_page(r, key):
 def main():
     out, paths = sys.argv[1], sys.argv[2:]
     recs = load(paths)
+    with open(os.path.splitext(out)[0] + ".json", "w") as f:
+        json.dump(recs, f, indent=1)
     cols = sorted({(r["sender"], r.get("timer", "fixed")) for r in recs})
     tbads = sorted({r["t_bad_s"] for r in recs})
     rows = [("mean page download time (s)", lambda r: r["mean_page_s"]),
@@ -88,6 +103,8 @@ def main():
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o",
                             color=colours[ti % len(colours)],
                             label="T_bad %g s, LIFT %s" % (tb, lift))
+            if ri == 0:
+                ax.set_yscale("log")   # one urban point (T_good 1, T_bad 2) takes minutes
             ax.set_xlabel("T_good (s)")
             ax.set_ylabel(label)
             if ri == 0:
@@ -100,9 +117,10 @@ def main():
 
     print("| sender, timer | T_good/T_bad (s) | page s off / on | on/off | "
           "timeouts/page off / on | cwnd collapses/page off / on | "
+          "sender frozen (share of ss samples) on | "
           "retransmitted segs/page off / on | loss-undo+spurious/page off / on | "
           "uplink B/page off / on |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     ratios = {}
     for snd, timer in cols:
         pts = sorted({(r["t_good_s"], r["t_bad_s"]) for r in recs
@@ -123,11 +141,16 @@ def main():
                 c = r["cwnd_collapses"]
                 return "-" if c is None else "%.2f" % (c / max(r["pages"], 1))
 
-            print("| %s, %s | %g/%g | %.2f / %.2f | %.2f | %.2f / %.2f | %s / %s | %.1f / %.1f "
+            def frz(r):
+                if not r.get("ss_samples"):
+                    return "-"
+                return "%.2f" % (r["frozen_samples"] / r["ss_samples"])
+
+            print("| %s, %s | %g/%g | %.2f / %.2f | %.2f | %.2f / %.2f | %s / %s | %s | %.1f / %.1f "
                   "| %.2f / %.2f | %d / %d |" % (
                       snd, timer, tg, tb, off["mean_page_s"], on["mean_page_s"], ratio,
                       per_page(off, "TcpExtTCPTimeouts"), per_page(on, "TcpExtTCPTimeouts"),
-                      coll(off), coll(on),
+                      coll(off), coll(on), frz(on),
                       per_page(off, "TcpRetransSegs"), per_page(on, "TcpRetransSegs"),
                       undo(off), undo(on), off["mean_uplink_bytes"], on["mean_uplink_bytes"]))
     print()
