@@ -66,6 +66,7 @@ SPI6_DOWN=0x1e5a0004
 T6_MH=le6$TAG
 T6_FH=lq6$TAG
 DIR=$(mktemp -d /tmp/le-esp.XXXXXX)
+trap 'rm -rf "$DIR"' EXIT   # until cleanup (below) takes over
 PIDS=()
 
 log() {

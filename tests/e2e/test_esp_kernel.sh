@@ -65,6 +65,7 @@ SPI6_UP=0x1e5a0003
 SPI6_DOWN=0x1e5a0004
 IP=/usr/sbin/ip       # in the VM: iproute2 (a bare `ip` is busybox's applet)
 DIR=$(mktemp -d /tmp/ke-esp.XXXXXX)
+trap 'rm -rf "$DIR"' EXIT   # until cleanup (below) takes over
 PIDS=()
 
 log() {
