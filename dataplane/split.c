@@ -75,7 +75,8 @@ struct sp_worker {
 	uint32_t nstall;
 	uint32_t *term_conns;           /* per session */
 	uint64_t *term_relay;           /* per session: relay bytes */
-	uint16_t next_ch;               /* the next opener channel to try (1..32767) */
+	uint16_t next_ch;               /* the next opener channel to try (this box's half) */
+	uint16_t ch_lo, ch_hi;          /* this box's opener channels (both ends included) */
 	uint32_t refuse_sess;           /* the session of the message being read (refusals) */
 	uint32_t drop_base;
 	uint64_t relay_used;            /* bytes of relay memory given to halves */
@@ -110,7 +111,7 @@ static const char *const sp_ctr_names[SGW_SPD__COUNT] = {
 static const char *const sp_byp_names[SGW_SPD_BYP__COUNT] = {
 	"bypassed_not_syn", "bypassed_ipv6", "bypassed_fragment", "bypassed_no_session",
 	"bypassed_not_owner", "bypassed_no_room", "bypassed_pool_full",
-	"bypassed_terminal_cap", "bypassed_terminal_relay", "bypassed_hub_opener",
+	"bypassed_terminal_cap", "bypassed_terminal_relay", "bypassed_from_satellite",
 	"bypassed_open_failed",
 };
 
@@ -498,8 +499,14 @@ half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
 	uint16_t ch = 0;
 	int why = 0;
 
-	if (s->pol.role != SGW_ROLE_TERMINAL) {
-		bypass(x, f, SGW_SPD_BYP_HUB_OPENER);
+	/*
+	 * Either box opens: the terminal for a client on its LAN, the hub for a
+	 * host on the terrestrial side opening toward a terminal's LAN. A SYN
+	 * that arrives from the satellite was bypassed by the far box (a cap,
+	 * no session): it is forwarded untouched here too, never split twice.
+	 */
+	if (pm->pidx == (uint16_t)SPD(w->dp)->sat_pidx) {
+		bypass(x, f, SGW_SPD_BYP_FROM_SAT);
 		return 0;
 	}
 	if ((pi->tcp_flags & (SGW_TCP_F_SYN | SGW_TCP_F_ACK | SGW_TCP_F_RST | SGW_TCP_F_FIN)) !=
@@ -538,13 +545,15 @@ half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
 		return 0;
 	}
 	/*
-	 * A channel of the terminal's half of the space (1..32767; openers at
-	 * the hub take 32768..65535, docs/tcp-split.md) not in use, round robin
-	 * so a channel just closed is not reused at once. At most cap are in use.
+	 * A channel of this box's half of the space (the terminal's openers
+	 * 1..32767, the hub's 32768..65535, docs/tcp-split.md: the two ends
+	 * never pick the same one) not in use, round robin so a channel just
+	 * closed is not reused at once. At most cap (< 32767) are in use.
 	 */
 	for (n = 0; n < 32767u; n++) {
 		ch = x->next_ch;
-		x->next_ch = x->next_ch >= 32767u ? 1 : (uint16_t)(x->next_ch + 1u);
+		x->next_ch = x->next_ch >= x->ch_hi ? x->ch_lo :
+			     (uint16_t)(x->next_ch + 1u);
 		if (ch_find(x, ch_key((uint32_t)sess, ch)) == NONE32)
 			break;
 	}
@@ -668,7 +677,7 @@ accept_route(struct sp_worker *x, const struct sgw_snapshot *s, struct sp_obj *o
 	return 0;
 }
 
-/* The terminal index of hub session sess (its OPEN's client belongs to it). */
+/* The terminal index of session sess (the terminal its OPEN's LAN host belongs to). */
 static int32_t
 term_of_sess(const struct sgw_snapshot *s, uint32_t sess)
 {
@@ -680,7 +689,10 @@ term_of_sess(const struct sgw_snapshot *s, uint32_t sess)
 	return -1;
 }
 
-/* An OPEN for no half at the hub: the acceptor half, or OPEN_REFUSED. */
+/*
+ * An OPEN for no half: the acceptor half (at the hub for a terminal's
+ * opener, at the terminal for the hub's), or OPEN_REFUSED.
+ */
 static void
 half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, uint16_t ch,
 	    const struct sgw_stream_msg *msg)
@@ -792,7 +804,8 @@ split_chan_rx(struct sgw_worker *w, uint32_t sess, uint16_t ch, struct rte_mbuf 
 			w->flows->e[o->fpos].last_ns = w->now_ns;
 		half_out(x, o, &out);
 	} else if (sgw_stream_decode(p, len, &msg, x->env.msg_err) == SGW_STREAM_E_OK &&
-		   msg.type == SGW_STREAM_OPEN && s->pol.role == SGW_ROLE_HUB) {
+		   msg.type == SGW_STREAM_OPEN && (ch < x->ch_lo || ch > x->ch_hi)) {
+		/* An OPEN on a channel of the far box's half: its opener's. */
 		half_accept(x, s, sess, ch, &msg);
 	} else {
 		x->ctr[SGW_SPD_LATE_MSG]++;
@@ -965,7 +978,9 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		x->w = dp->workers[i];
 		x->drop_base = sgw_stage_drop_base(SGW_STAGE_SPLIT);
 		x->ring = ring;
-		x->next_ch = 1;
+		x->ch_lo = pol->role == SGW_ROLE_HUB ? 32768u : 1u;
+		x->ch_hi = pol->role == SGW_ROLE_HUB ? 65535u : 32767u;
+		x->next_ch = x->ch_lo;
 		x->pool_mem = rte_malloc_socket("sgw_split_pool", psz, RTE_CACHE_LINE_SIZE,
 						socket);
 		/*

@@ -34,7 +34,7 @@ enum sgw_spd_bypass {
 	SGW_SPD_BYP_POOL_FULL,          /* max_connections_per_worker / relay_worker_bytes */
 	SGW_SPD_BYP_TERMINAL_CAP,       /* max_connections_per_terminal */
 	SGW_SPD_BYP_TERMINAL_RELAY,     /* relay_terminal_bytes */
-	SGW_SPD_BYP_HUB_OPENER,         /* a SYN from the terrestrial side: not built yet */
+	SGW_SPD_BYP_FROM_SAT,           /* a SYN from the satellite: the far box forwarded it */
 	SGW_SPD_BYP_OPEN_FAILED,        /* sgw_split_open refused it (bad options) */
 	SGW_SPD_BYP__COUNT
 };

@@ -192,6 +192,10 @@ protected:
 	std::vector<Bytes> client_out, server_out;   /* IP packets the peers send */
 	std::vector<Bytes> at_server;                /* IP packets the hub sent toward the core */
 	bool server_listens = true;
+	bool client_listens = false;  /* a hub-side opener's test: the LAN host listens */
+	/* The hub's split rule (named web): the server's ports, or a terminal's LAN. */
+	std::string hub_web = "{name: web, match: {proto: tcp, dst_ports: [80]}, action: count, "
+			      "next_hop: to-fh}";
 	uint8_t handshake = SGW_SPLIT_HS_END_TO_END;  /* the web rule's */
 
 	void SetUp() override
@@ -309,6 +313,19 @@ protected:
 		}
 	}
 
+	/* The server opens toward the LAN host (a hub-side opener). */
+	void ServerConnect(uint16_t sport, uint16_t dport, uint64_t to_send)
+	{
+		sgw_tcp_conn_init(&server.st, &server.c, 3000000u + sport, sport, dport);
+		server.open = true;
+		server.to_send = to_send;
+		sgw_tcp_out o;
+		sgw_tcp_out_reset(&o);
+		ASSERT_EQ(sgw_tcp_connect(&server.st, &server.c, now, &o), 0);
+		PeerOut(server, o);
+		PeerPump(server);
+	}
+
 	void ClientConnect(uint16_t sport, uint64_t to_send, uint32_t isn_off = 0)
 	{
 		sgw_tcp_conn_init(&client.st, &client.c, 1000000u + sport + isn_off, sport, 80);
@@ -335,7 +352,7 @@ protected:
 		sgw_tcp_seg s;
 		ASSERT_EQ(sgw_tcp_seg_parse(&ip[20], tot - 20u, &s, nullptr), SGW_TCP_PR_OK);
 		if (!p.open) {
-			if (p.is_client || !server_listens ||
+			if (!(p.is_client ? client_listens : server_listens) ||
 			    (s.flags & (SGW_TCP_F_SYN | SGW_TCP_F_ACK)) != SGW_TCP_F_SYN)
 				return;
 			p.syns_seen.push_back(ip);
@@ -373,8 +390,7 @@ protected:
 		       "  - {name: to-fh, port: terr, mac: \"02:00:00:00:01:01\"}\n"
 		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24]}\n"
 		       "rules:\n"
-		       "  - {name: web, match: {proto: tcp, dst_ports: [80]}, action: count, "
-		       "next_hop: to-fh}\n"
+		       "  - " + hub_web + "\n"
 		       "  - {name: to-site, match: {dst: [10.20.1.0/24]}, action: forward, "
 		       "next_hop: to-term}\n"
 		       "  - {name: to-core, match: {dst: [198.51.100.0/24]}, action: forward, "
@@ -502,7 +518,7 @@ protected:
 			sgw_worker_flush(term->workers[0]);
 			/* What the dataplanes sent toward the peers. */
 			for (auto &ip : take_ip(lan))
-				if (client.open && ip.size() >= 40 && ip[9] == 6)
+				if ((client.open || client_listens) && ip.size() >= 40 && ip[9] == 6)
 					Deliver(client, ip);
 			for (auto &ip : take_ip(terr)) {
 				at_server.push_back(ip);
@@ -525,6 +541,7 @@ protected:
 	}
 
 	void BothWays();
+	void HubOpens();
 
 	/* The terminal restarts: a new dataplane (a new epoch) on new ports. */
 	void restart_terminal()
@@ -672,6 +689,9 @@ TEST_F(SplitStage, PoolExhaustedBypassesAndCounts)
 	for (size_t i = before; i < at_server.size(); i++)
 		found = found || at_server[i] == syn2;
 	EXPECT_TRUE(found) << "the bypassed SYN left the hub unchanged";
+	/* The hub's split rule selects it too: from the satellite, it is not split twice. */
+	EXPECT_EQ(sgw_split_dp_bypass(hub.get(), SGW_SPD_BYP_FROM_SAT), 1u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_OPENED), 0u);
 }
 
 /*
@@ -734,4 +754,84 @@ TEST_F(SplitStage, PortReusedWhileHubLegInTimeWaitIsAccepted)
 	ASSERT_EQ(server.syns_seen.size(), 1u) << "the server got the new SYN";
 	EXPECT_TRUE(Bytewise(server.rx, 11, 2000)) << "server got " << server.rx.size();
 	EXPECT_TRUE(Bytewise(client.rx, 22, 3000)) << "client got " << client.rx.size();
+}
+
+/*
+ * A host on the terrestrial side opens toward the terminal's LAN: the hub is
+ * the opener, the terminal the acceptor (the demo's direction). Both ends
+ * see each other's real addresses; bytes both ways, FIN both ways.
+ */
+void
+SplitStage::HubOpens()
+{
+	hub_web = "{name: web, match: {proto: tcp, dst: [10.20.1.0/24], dst_ports: [8080]}, "
+		  "action: count, next_hop: to-term}";
+	client_listens = true;
+	start();
+	session_up();
+	client.to_send = 200000;
+	ServerConnect(45000, 8080, 300000);
+	run_until(now + 10000000000ull);
+
+	ASSERT_EQ(client.syns_seen.size(), 1u) << "the LAN host got one SYN";
+	const Bytes &syn = client.syns_seen[0];
+	EXPECT_EQ(memcmp(&syn[12], SERVER_IP, 4), 0) << "the LAN host sees the server's address";
+	EXPECT_EQ(syn[20] << 8 | syn[21], 45000) << "and its port";
+	EXPECT_EQ(syn[22] << 8 | syn[23], 8080);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_OPENED), 1u);
+	EXPECT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_ACCEPTED), 1u);
+	EXPECT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_OPENED), 0u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_ACCEPTED), 0u);
+
+	EXPECT_TRUE(Bytewise(client.rx, 22, 300000)) << "LAN host got " << client.rx.size();
+	EXPECT_TRUE(Bytewise(server.rx, 11, 200000)) << "server got " << server.rx.size();
+	EXPECT_TRUE(client.events & SGW_TCP_EV_PEER_FIN) << "the server's FIN reached the LAN";
+	EXPECT_TRUE(server.events & SGW_TCP_EV_PEER_FIN) << "the LAN host's FIN reached the server";
+	EXPECT_EQ(sgw_split_dp_lib_ctr(term.get(), SGW_SPLIT_C_RELAY_CLIPPED), 0u);
+	EXPECT_EQ(sgw_split_dp_lib_ctr(hub.get(), SGW_SPLIT_C_RELAY_CLIPPED), 0u);
+	EXPECT_GT(sgw_split_dp_lib_ctr(hub.get(), SGW_SPLIT_C_DATA_BYTES_OUT), 299999u);
+	for (int b = 0; b < SGW_SPD_BYP__COUNT; b++) {
+		EXPECT_EQ(sgw_split_dp_bypass(hub.get(), (enum sgw_spd_bypass)b), 0u) << b;
+		EXPECT_EQ(sgw_split_dp_bypass(term.get(), (enum sgw_spd_bypass)b), 0u) << b;
+	}
+
+	run_until(now + 70000000000ull, 5000000);
+	EXPECT_EQ(sgw_split_dp_open(term.get()), 0u);
+	EXPECT_EQ(sgw_split_dp_open(hub.get()), 0u);
+}
+
+TEST_F(SplitStage, HubSideOpenerCarriesBothWaysByteExact)
+{
+	HubOpens();
+}
+
+TEST_F(SplitStage, HubSideOpenerSpoofedCarriesBothWaysByteExact)
+{
+	handshake = SGW_SPLIT_HS_SPOOFED;
+	HubOpens();
+}
+
+/*
+ * The hub splits what its terrestrial side opens toward the LAN; a client
+ * behind the terminal still opens its own (port 80) and the hub accepts it.
+ */
+TEST_F(SplitStage, HubOpenerRuleLeavesTerminalOpenersAlone)
+{
+	hub_web = "{name: web, match: {proto: tcp, dst: [10.20.1.0/24], dst_ports: [8080]}, "
+		  "action: count, next_hop: to-term}";
+	/* The terminal's web rule (port 80) splits the client's; the hub's the server's. */
+	start();
+	session_up();
+	server.to_send = 50000;
+	ClientConnect(40000, 60000);
+	run_until(now + 10000000000ull);
+	EXPECT_TRUE(Bytewise(server.rx, 11, 60000)) << "server got " << server.rx.size();
+	EXPECT_TRUE(Bytewise(client.rx, 22, 50000)) << "client got " << client.rx.size();
+	/*
+	 * The hub's split rule does not select port 80: its half was not opened
+	 * by the hub; the terminal's was, and the hub accepted it.
+	 */
+	EXPECT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_OPENED), 1u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_ACCEPTED), 1u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_OPENED), 0u);
 }
