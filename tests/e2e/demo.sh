@@ -14,25 +14,32 @@
 # the forward link (11.4% of full-size frames lost).
 #
 # The client downloads a file of random bytes from the server over one Linux
-# TCP connection (CUBIC) for DEMO_SECONDS (12) s, twice:
+# TCP connection (CUBIC) for DEMO_SECONDS (12) s, three times:
 #   without  hub and terminal just route (policies/chain-hub.yaml,
 #            chain-terminal.yaml): TCP alone faces the losses;
 #   with     hub and terminal carry IP over satlink, the reliable link layer
 #            (policies/chain-hub-satlink.yaml, chain-terminal-satlink.yaml):
-#            lost frames are found and resent across the link, TCP sees none.
+#            lost frames are found and resent across the link, TCP sees none;
+#   split    the same satlink, and the connection split at hub and terminal
+#            (policies/chain-hub-split.yaml, chain-terminal-split.yaml): the
+#            server's connection ends at the hub, the client's at the
+#            terminal, the bytes cross as a satlink stream; neither Linux
+#            CUBIC sees the satellite's round trip or its repairs. Nothing is
+#            NATed: each end sees the other's own address and port.
 # For each: goodput, whether the bytes received are exactly the file's first
 # bytes (sha256), the sender's TCP retransmissions, the link's counters
 # (emulator: offered, delivered, dropped by cause; satlink: frames,
 # retransmissions, delivered), then a one-line comparison. Everything is torn
 # down at the end, also on Ctrl-C or failure. Exit 0 when both downloads
-# worked and their checksums match. DEMO_RUNS="without" (or "with") runs one.
+# worked and their checksums match. DEMO_RUNS="without" (or "with", "split", or
+# any list of them) runs those.
 set -euo pipefail
 
 SATGW=${1:-}
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SECS=${DEMO_SECONDS:-12}
 FILE_MB=${DEMO_MB:-40}
-RUNS=${DEMO_RUNS:-without with}
+RUNS=${DEMO_RUNS:-without with split}
 
 die() {
 	printf 'demo: %s\n' "$*" >&2
@@ -53,6 +60,7 @@ EMU_POLICY=$P/chain-emulator-ber.yaml
 pols=("$EMU_POLICY")
 [[ " $RUNS " != *" without "* ]] || pols+=("$P/chain-hub.yaml" "$P/chain-terminal.yaml")
 [[ " $RUNS " != *" with "* ]] || pols+=("$P/chain-hub-satlink.yaml" "$P/chain-terminal-satlink.yaml")
+[[ " $RUNS " != *" split "* ]] || pols+=("$P/chain-hub-split.yaml" "$P/chain-terminal-split.yaml")
 for f in "${pols[@]}"; do
 	"$SATGW" --check-config "$f" >"$TB_DIR/check.out" 2>&1 ||
 		{ cat "$TB_DIR/check.out" >&2; die "$(basename "$f") does not validate"; }
@@ -61,7 +69,7 @@ tb_topology chain
 eval "$("$TB_PY" "$TB_E2E_DIR/chain.py" params "$EMU_POLICY")"
 
 printf '\nsatgw demo: a TCP download across an emulated GEO satellite link, without and with\n'
-printf 'satlink, the reliable link layer between hub and terminal.\n\n'
+printf 'satlink, the reliable link layer between hub and terminal, and split at both.\n\n'
 printf '  fh (server) -- [hub] -- [emulator] -- [terminal] -- mh (client)\n'
 printf '  link: %s ms each way, %s Mbit/s forward with bit errors at %s (%.1f%% of 1514-byte frames lost),\n' \
 	"$FWD_DELAY_MS" "$(awk -v r="$FWD_RATE" 'BEGIN { print r / 1e6 }')" "$FWD_BER" \
@@ -109,7 +117,8 @@ for r in $RUNS; do
 	case "$r" in
 	without) run without "$P/chain-hub.yaml" "$P/chain-terminal.yaml" ;;
 	with) run with "$P/chain-hub-satlink.yaml" "$P/chain-terminal-satlink.yaml" ;;
-	*) die "DEMO_RUNS: 'without' and/or 'with', not '$r'" ;;
+	split) run split "$P/chain-hub-split.yaml" "$P/chain-terminal-split.yaml" ;;
+	*) die "DEMO_RUNS: 'without', 'with' and/or 'split', not '$r'" ;;
 	esac
 done
 
@@ -123,7 +132,8 @@ for line in open(res_file):
     label, k, v = line.split(None, 2)
     R.setdefault(label, {})[k] = v.strip()
 title = {"without": "WITHOUT satlink: hub and terminal only route; TCP alone faces the losses",
-         "with": "WITH satlink: IP rides the reliable link layer between hub and terminal"}
+         "with": "WITH satlink: IP rides the reliable link layer between hub and terminal",
+         "split": "SPLIT: the connection ends at hub and terminal; its bytes ride a satlink stream"}
 good = {}
 for label in runs:
     r = R[label]
@@ -152,16 +162,36 @@ for label in runs:
         print("  link %-7s offered %6d frames, delivered %6d, dropped: bit errors %d, queue %d, "
               "outage %d" % (dn, l["offered_packets"], l["delivered_packets"], l["dropped_loss"],
                              l["dropped_queue"], l["dropped_outage"]))
-    if label == "with":
+    if label in ("with", "split"):
         for box, what in (("hub", "hub"), ("term", "terminal")):
             out = subprocess.run(["/usr/bin/python3", slpy, "summary",
-                                  os.path.join(d, "with-%s.json" % box), "--label", what],
+                                  os.path.join(d, "%s-%s.json" % (label, box)), "--label", what],
                                  capture_output=True, text=True)
             for line in (out.stdout or out.stderr).splitlines():
                 print("  satlink   " + line)
     else:
         print("  satlink   (not used)")
+    if label == "split":
+        for box, what in (("hub", "hub"), ("term", "terminal")):
+            sp = json.load(open(os.path.join(d, "split-%s.json" % box))).get("split", {})
+            c = sp.get("counters", sp)
+            print("  split     %-8s opened %s, accepted %s, bypassed %s, relay overflows %s" % (
+                what, c.get("opened", "?"), c.get("accepted", "?"),
+                sum(v for k, v in c.items() if k.startswith("bypassed_")),
+                c.get("relay_clipped", "?")))
+            # The run is the split's only if the connection was split, intact.
+            want = "opened" if box == "hub" else "accepted"
+            if c.get(want, 0) < 1 or c.get("relay_clipped", 1) != 0:
+                print("demo: the split run's %s did not split the download (%s %s, relay "
+                      "overflows %s)" % (what, want, c.get(want), c.get("relay_clipped")))
+                sys.exit(1)
     print()
+if "split" in good and "with" in good:
+    s_, w = good["split"], good["with"]
+    print("split:   %.2f Mbit/s against %.2f Mbit/s with satlink alone (%.1fx) over the same link; "
+          "the server's TCP retransmitted %s segments" % (
+              s_ / 1e6, w / 1e6, s_ / w if w > 0 else float("inf"),
+              R["split"].get("TcpRetransSegs", "?")))
 if "with" in good and "without" in good:
     w, wo = good["with"], good["without"]
     rw, rwo = R["with"].get("TcpRetransSegs", "?"), R["without"].get("TcpRetransSegs", "?")

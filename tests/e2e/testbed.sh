@@ -476,7 +476,7 @@ tb_satgw_start() {
 	ip netns exec "$TB_NS_GW" "$TB_SATGW" "${eal[@]}" -- -c "$policy" \
 		--stats-json "$TB_STATS_JSON" -q ${TB_SATGW_OPTS[@]+"${TB_SATGW_OPTS[@]}"} >>"$TB_SATGW_LOG" 2>&1 &
 	TB_SATGW_PID=$!
-	if ! "$TB_PY" "$TB_E2E_DIR/sgwtel.py" --wait 20 --pid "$TB_SATGW_PID" "$TB_PREFIX" \
+	if ! "$TB_PY" "$TB_E2E_DIR/sgwtel.py" --wait "${TB_READY_S:-20}" --pid "$TB_SATGW_PID" "$TB_PREFIX" \
 		/satgw/stats >/dev/null 2>"$TB_DIR/wait.err"; then
 		cat "$TB_DIR/wait.err" >&2
 		tb_fail "satgw did not become ready (log: $TB_SATGW_LOG)"
@@ -484,16 +484,16 @@ tb_satgw_start() {
 	tb_log "satgw ready (pid $TB_SATGW_PID, file prefix $TB_PREFIX)"
 }
 
-# tb_satgw_stop: SIGINT, wait (20 s at most), TB_SATGW_RC = exit code. The stats
+# tb_satgw_stop: SIGINT, wait (TB_STOP_S, 20 s, at most), TB_SATGW_RC = exit code. The stats
 # JSON is in $TB_STATS_JSON.
 tb_satgw_stop() {
 	local pid=$TB_SATGW_PID
 	[ -n "$pid" ] || tb_fail "tb_satgw_stop: satgw is not running"
 	kill -INT "$pid" 2>/dev/null || true
 	TB_SATGW_RC=0
-	tb_wait_pid "$pid" 20 || TB_SATGW_RC=$?
+	tb_wait_pid "$pid" "${TB_STOP_S:-20}" || TB_SATGW_RC=$?
 	TB_SATGW_PID=
-	[ "$TB_SATGW_RC" -ne 124 ] || tb_fail "satgw did not stop within 20 s of SIGINT"
+	[ "$TB_SATGW_RC" -ne 124 ] || tb_fail "satgw did not stop within ${TB_STOP_S:-20} s of SIGINT"
 	tb_log "satgw stopped, exit code $TB_SATGW_RC"
 	tb__ring_drops
 }
@@ -713,7 +713,7 @@ tb_box_start() {
 		${TB_SATGW_OPTS[@]+"${TB_SATGW_OPTS[@]}"} >>"$log" 2>&1 &
 	TB_BOX_PID[$box]=$!
 	TB_BOX_RC[$box]=
-	if ! "$TB_PY" "$TB_E2E_DIR/sgwtel.py" --wait 20 --pid "${TB_BOX_PID[$box]}" \
+	if ! "$TB_PY" "$TB_E2E_DIR/sgwtel.py" --wait "${TB_READY_S:-20}" --pid "${TB_BOX_PID[$box]}" \
 		"$(tb_box_prefix "$box")" /satgw/stats >/dev/null 2>"$TB_DIR/wait-$box.err"; then
 		cat "$TB_DIR/wait-$box.err" >&2
 		tail -n 20 "$log" >&2
@@ -722,16 +722,16 @@ tb_box_start() {
 	tb_log "satgw $box ready (pid ${TB_BOX_PID[$box]}, file prefix $(tb_box_prefix "$box"))"
 }
 
-# tb_box_stop BOX: SIGINT, wait (20 s at most); TB_BOX_RC[BOX] = exit code.
+# tb_box_stop BOX: SIGINT, wait (TB_STOP_S, 20 s, at most); TB_BOX_RC[BOX] = exit code.
 tb_box_stop() {
 	local box=$1 pid rc=0
 	pid=${TB_BOX_PID[$box]:-}
 	[ -n "$pid" ] || tb_fail "tb_box_stop: satgw $box is not running"
 	kill -INT "$pid" 2>/dev/null || true
-	tb_wait_pid "$pid" 20 || rc=$?
+	tb_wait_pid "$pid" "${TB_STOP_S:-20}" || rc=$?
 	TB_BOX_PID[$box]=
 	TB_BOX_RC[$box]=$rc
-	[ "$rc" -ne 124 ] || tb_fail "satgw $box did not stop within 20 s of SIGINT"
+	[ "$rc" -ne 124 ] || tb_fail "satgw $box did not stop within ${TB_STOP_S:-20} s of SIGINT"
 	tb_log "satgw $box stopped, exit code $rc"
 }
 
@@ -748,7 +748,7 @@ tb_boxes_stop_keep() {
 	done
 }
 
-# tb_boxes_stop BOX...: SIGINT to all of them at once, then wait for each (20 s at most);
+# tb_boxes_stop BOX...: SIGINT to all of them at once, then wait for each (TB_STOP_S, 20 s, at most);
 # TB_BOX_RC[BOX] = exit code (stopping one by one costs seconds per box).
 tb_boxes_stop() {
 	local box pid rc
@@ -759,10 +759,10 @@ tb_boxes_stop() {
 	done
 	for box in "$@"; do
 		rc=0
-		tb_wait_pid "${TB_BOX_PID[$box]}" 20 || rc=$?
+		tb_wait_pid "${TB_BOX_PID[$box]}" "${TB_STOP_S:-20}" || rc=$?
 		TB_BOX_PID[$box]=
 		TB_BOX_RC[$box]=$rc
-		[ "$rc" -ne 124 ] || tb_fail "satgw $box did not stop within 20 s of SIGINT"
+		[ "$rc" -ne 124 ] || tb_fail "satgw $box did not stop within ${TB_STOP_S:-20} s of SIGINT"
 		tb_log "satgw $box stopped, exit code $rc"
 	done
 }
