@@ -5,7 +5,8 @@
  * wheel (lib/sgw_tev.h: stage SPLIT, the half's timer id, its pool index),
  * their stream messages on satlink channels (sgw_sl_send_channel /
  * sl->chan_rx), their TCP segments built into mbufs with Ethernet and IPv4
- * headers and sent on the normal TX path. IPv4 only so far.
+ * or IPv6 headers and sent on the normal TX path. An IPv6 SYN with extension
+ * headers is not split (bypassed, counted).
  *
  * Accounting (docs/operations.md): a TCP segment a half takes in is consumed
  * (split_segs_consumed); a segment or stream message it builds is originated
@@ -52,6 +53,9 @@ struct sp_obj {
 	uint8_t dst_mac[RTE_ETHER_ADDR_LEN];
 };
 
+/* IPv6's fixed header is 20 bytes longer than IPv4's: the leg's MSS is that much smaller. */
+#define SP_IPV6_EXTRA 20u
+
 /* The channel map: (session << 16 | channel) -> pool index, linear probing. */
 struct sp_chent {
 	uint32_t key;
@@ -77,6 +81,7 @@ struct sp_worker {
 	uint64_t *term_relay;           /* per session: relay bytes */
 	uint16_t next_ch;               /* the next opener channel to try (this box's half) */
 	uint16_t ch_lo, ch_hi;          /* this box's opener channels (both ends included) */
+	uint16_t mss4;                  /* an IPv4 leg's MSS (the stack's conf.mss at init) */
 	uint32_t refuse_sess;           /* the session of the message being read (refusals) */
 	uint32_t drop_base;
 	uint64_t relay_used;            /* bytes of relay memory given to halves */
@@ -109,7 +114,7 @@ static const char *const sp_ctr_names[SGW_SPD__COUNT] = {
 	"relay_bytes_max", "aborted_restart", "tw_reused",
 };
 static const char *const sp_byp_names[SGW_SPD_BYP__COUNT] = {
-	"bypassed_not_syn", "bypassed_ipv6", "bypassed_fragment", "bypassed_no_session",
+	"bypassed_not_syn", "bypassed_ipv6_ext", "bypassed_fragment", "bypassed_no_session",
 	"bypassed_not_owner", "bypassed_no_room", "bypassed_pool_full",
 	"bypassed_terminal_cap", "bypassed_terminal_relay", "bypassed_from_satellite",
 	"bypassed_open_failed",
@@ -262,8 +267,9 @@ sat_send(void *ctx, struct sgw_split *sp, uint16_t channel, const struct sgw_spl
 }
 
 /*
- * One segment of a half's TCP leg: Ethernet, IPv4 (transparent: the opener
- * speaks as the server, the acceptor as the client), TCP with its checksum.
+ * One segment of a half's TCP leg: Ethernet, IPv4 or IPv6 (transparent: the
+ * opener speaks as the server, the acceptor as the client), TCP with its
+ * checksum over the family's pseudo-header.
  */
 static void
 io_tcp_tx(void *ctx, struct sgw_split *sp, const uint8_t *hdr, uint32_t hlen,
@@ -272,8 +278,10 @@ io_tcp_tx(void *ctx, struct sgw_split *sp, const uint8_t *hdr, uint32_t hlen,
 	struct sp_worker *x = ctx;
 	struct sp_obj *o = obj_of(sp);
 	struct sgw_worker *w = x->w;
+	const bool v6 = sp->addr.ipv6 != 0;
+	const uint32_t iplen = v6 ? (uint32_t)sizeof(struct rte_ipv6_hdr) :
+		(uint32_t)sizeof(struct rte_ipv4_hdr);
 	const uint8_t *src, *dst;
-	struct rte_ipv4_hdr *ip;
 	struct rte_ether_hdr *eh;
 	struct rte_mbuf *m;
 	uint32_t dlen = 0, len, i;
@@ -282,7 +290,7 @@ io_tcp_tx(void *ctx, struct sgw_split *sp, const uint8_t *hdr, uint32_t hlen,
 
 	for (i = 0; i < n; i++)
 		dlen += data[i].len;
-	len = RTE_ETHER_HDR_LEN + (uint32_t)sizeof(*ip) + hlen + dlen;
+	len = RTE_ETHER_HDR_LEN + iplen + hlen + dlen;
 	m = rte_pktmbuf_alloc(w->dp->pool);
 	if (m == NULL || len > rte_pktmbuf_tailroom(m) ||
 	    (p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len)) == NULL) {
@@ -301,18 +309,32 @@ io_tcp_tx(void *ctx, struct sgw_split *sp, const uint8_t *hdr, uint32_t hlen,
 	eh = (struct rte_ether_hdr *)p;
 	memcpy(&eh->dst_addr, o->dst_mac, RTE_ETHER_ADDR_LEN);
 	rte_ether_addr_copy(&w->dp->ports[o->out_pidx].mac, &eh->src_addr);
-	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	ip = (struct rte_ipv4_hdr *)(p + RTE_ETHER_HDR_LEN);
-	memset(ip, 0, sizeof(*ip));
-	ip->version_ihl = 0x45;
-	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + hlen + dlen));
-	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ip->time_to_live = 64;
-	ip->next_proto_id = 6;
-	memcpy(&ip->src_addr, src, 4);
-	memcpy(&ip->dst_addr, dst, 4);
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
-	tcp = (uint8_t *)(ip + 1);
+	if (v6) {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(p + RTE_ETHER_HDR_LEN);
+
+		eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+		/* Version 6, traffic class 0, flow label 0; no extension headers. */
+		ip6->vtc_flow = rte_cpu_to_be_32(UINT32_C(6) << 28);
+		ip6->payload_len = rte_cpu_to_be_16((uint16_t)(hlen + dlen));
+		ip6->proto = 6;
+		ip6->hop_limits = 64;
+		memcpy(ip6->src_addr, src, 16);
+		memcpy(ip6->dst_addr, dst, 16);
+	} else {
+		struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(p + RTE_ETHER_HDR_LEN);
+
+		eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+		memset(ip, 0, sizeof(*ip));
+		ip->version_ihl = 0x45;
+		ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + hlen + dlen));
+		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+		ip->time_to_live = 64;
+		ip->next_proto_id = 6;
+		memcpy(&ip->src_addr, src, 4);
+		memcpy(&ip->dst_addr, dst, 4);
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	}
+	tcp = p + RTE_ETHER_HDR_LEN + iplen;
 	memcpy(tcp, hdr, hlen);
 	p = tcp + hlen;
 	for (i = 0; i < n; i++) {
@@ -320,7 +342,8 @@ io_tcp_tx(void *ctx, struct sgw_split *sp, const uint8_t *hdr, uint32_t hlen,
 		p += data[i].len;
 	}
 	tcp[16] = tcp[17] = 0;
-	csum = sgw_tcp_csum_ipv4(src, dst, tcp, hlen, tcp + hlen, dlen);
+	csum = v6 ? sgw_tcp_csum_ipv6(src, dst, tcp, hlen, tcp + hlen, dlen) :
+		sgw_tcp_csum_ipv4(src, dst, tcp, hlen, tcp + hlen, dlen);
 	tcp[16] = (uint8_t)(csum >> 8);
 	tcp[17] = (uint8_t)csum;
 	x->orig[SP_ORIG_SEGS]++;
@@ -455,6 +478,18 @@ rwc_of(const struct sgw_snapshot *s, struct sp_obj *o)
 	return s->pol.split.rwnd != SGW_SPLIT_RWND_RWND ? &o->rwc : NULL;
 }
 
+/*
+ * The MSS the next leg offers and clamps to (sgw_tcp_conn_init takes the
+ * stack's conf.mss, and sgw_split_open / _accept init and open the leg in one
+ * call): an IPv6 leg's is 20 bytes below an IPv4 leg's, so its full segments
+ * fit the same MTU. Set before every open and accept.
+ */
+static void
+leg_mss(struct sp_worker *x, bool v6)
+{
+	x->st.conf.mss = v6 ? (uint16_t)(x->mss4 - SP_IPV6_EXTRA) : x->mss4;
+}
+
 static void
 bypass(struct sp_worker *x, struct sgw_flow *f, int why)
 {
@@ -464,7 +499,7 @@ bypass(struct sp_worker *x, struct sgw_flow *f, int why)
 	f->mech = SGW_POOL_NONE;
 }
 
-/* The TCP segment at the packet's L4 (IPv4), parsed; -1 when malformed. */
+/* The TCP segment at the packet's L4 (IPv4 or IPv6), parsed; -1 when malformed. */
 static int
 seg_of(const struct rte_mbuf *m, const struct sgw_pkt_info *pi, struct sgw_tcp_seg *seg,
        uint64_t *pctr)
@@ -496,6 +531,7 @@ half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
 	struct sp_obj *o;
 	int32_t sess;
 	uint32_t n, iss;
+	unsigned int alen = pi->ip_ver == 6 ? 16u : 4u;
 	uint16_t ch = 0;
 	int why = 0;
 
@@ -514,12 +550,17 @@ half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
 		bypass(x, f, SGW_SPD_BYP_NOT_SYN);
 		return 0;
 	}
-	if (pi->ip_ver != 4) {
-		bypass(x, f, SGW_SPD_BYP_IPV6);
-		return 0;
-	}
 	if (pi->frag != 0) {
 		bypass(x, f, SGW_SPD_BYP_FRAGMENT);
+		return 0;
+	}
+	/*
+	 * IPv6 with extension headers (hop-by-hop, routing, destination
+	 * options, an atomic fragment header): the legs send bare IPv6 + TCP,
+	 * which would drop them, so such a connection is left alone.
+	 */
+	if (pi->ip_ver == 6 && pi->l4_off - pi->l3_off != (int)sizeof(struct rte_ipv6_hdr)) {
+		bypass(x, f, SGW_SPD_BYP_IPV6_EXT);
 		return 0;
 	}
 	sess = sgw_sl_sess_of_term(s, pm->term);
@@ -558,8 +599,9 @@ half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
 			break;
 	}
 	memset(&a, 0, sizeof(a));
-	memcpy(a.saddr, pi->src, 4);
-	memcpy(a.daddr, pi->dst, 4);
+	a.ipv6 = pi->ip_ver == 6;
+	memcpy(a.saddr, pi->src, alen);
+	memcpy(a.daddr, pi->dst, alen);
 	a.sport = pi->sport;
 	a.dport = pi->dport;
 	/* Segments to the client go back where its SYN came from. */
@@ -567,8 +609,9 @@ half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
 	memcpy(o->dst_mac, &eh->src_addr, RTE_ETHER_ADDR_LEN);
 	o->out_pidx = pm->pidx;
 	o->fpos = (uint32_t)fp;
-	iss = sgw_tcp_isn(&x->st, pi->dst, pi->src, 4, pi->dport, pi->sport, w->now_ns);
+	iss = sgw_tcp_isn(&x->st, pi->dst, pi->src, alen, pi->dport, pi->sport, w->now_ns);
 	x->refuse_sess = (uint32_t)sess;
+	leg_mss(x, a.ipv6);
 	if (sgw_split_open(&x->env, &o->sp, w->now_ns, &a, &seg,
 			   s->pol.rules[rule].split_handshake == SGW_SPLIT_HS_SPOOFED ?
 			   SGW_SPLIT_SPOOFED : SGW_SPLIT_END_TO_END, ch, iss, &b, rwc_of(s, o),
@@ -613,7 +656,8 @@ sgw_split_flow_input(struct sgw_worker *w, const struct sgw_snapshot *s, struct 
 	o = sgw_pool_get(&x->pool, f->mech);
 	if (o->sp.state == SGW_SPLIT_S_FREE)
 		return 0;
-	if (pm->info.ip_ver != 4 || seg_of(m, &pm->info, &seg, x->st.parse_ctr) != 0 ||
+	if (pm->info.ip_ver != (o->sp.addr.ipv6 ? 6 : 4) ||
+	    seg_of(m, &pm->info, &seg, x->st.parse_ctr) != 0 ||
 	    seg.sport != (o->sp.role == SGW_SPLIT_OPENER ? o->sp.addr.sport : o->sp.addr.dport)) {
 		w->c.drop[x->drop_base + SP_DROP_BAD_SEGMENT]++;
 		rte_pktmbuf_free(m);
@@ -655,10 +699,10 @@ accept_route(struct sp_worker *x, const struct sgw_snapshot *s, struct sp_obj *o
 
 	memset(&pi, 0, sizeof(pi));
 	pi.cls = SGW_CLASS_TCP;
-	pi.ip_ver = 4;
+	pi.ip_ver = o->sp.addr.ipv6 ? 6 : 4;
 	pi.ip_proto = 6;
-	memcpy(pi.src, o->sp.addr.saddr, 4);
-	memcpy(pi.dst, o->sp.addr.daddr, 4);
+	memcpy(pi.src, o->sp.addr.saddr, o->sp.addr.ipv6 ? 16 : 4);
+	memcpy(pi.dst, o->sp.addr.daddr, o->sp.addr.ipv6 ? 16 : 4);
 	pi.sport = o->sp.addr.sport;
 	pi.dport = o->sp.addr.dport;
 	rule = sgw_rule_for(s, &pi, (uint16_t)SPD(x->w->dp)->sat_pidx, term);
@@ -706,19 +750,17 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 	struct sp_obj *o;
 	int32_t fp;
 	uint32_t iss;
+	const bool v6 = (msg->flags & SGW_STREAM_F_IPV6) != 0;
+	const unsigned int alen = v6 ? 16u : 4u;
 	int why = 0;
 
-	if (msg->flags & SGW_STREAM_F_IPV6) {
-		x->ctr[SGW_SPD_REFUSED]++;
-		sgw_split_refuse(&x->env, ch, SGW_STREAM_REFUSE_NO_RESOURCES);
-		return;
-	}
+	/* The flow key of the server's segments: the family's addresses, zero-padded. */
 	memset(&pi, 0, sizeof(pi));
 	pi.cls = SGW_CLASS_TCP;
-	pi.ip_ver = 4;
+	pi.ip_ver = v6 ? 6 : 4;
 	pi.ip_proto = 6;
-	memcpy(pi.src, msg->saddr, 4);
-	memcpy(pi.dst, msg->daddr, 4);
+	memcpy(pi.src, msg->saddr, alen);
+	memcpy(pi.dst, msg->daddr, alen);
 	pi.sport = msg->sport;
 	pi.dport = msg->dport;
 	sgw_flow_key_from_info(&pi, &key);
@@ -752,8 +794,10 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 		fp = -1;  /* another half has it: refused below */
 	else if (fp < 0)
 		fp = sgw_flow_add(ft, w->tw, SGW_STAGE_FLOW, &key, w->now_ns);
-	memcpy(o->sp.addr.saddr, msg->saddr, 4);
-	memcpy(o->sp.addr.daddr, msg->daddr, 4);
+	memset(&o->sp.addr, 0, sizeof(o->sp.addr));
+	o->sp.addr.ipv6 = v6;
+	memcpy(o->sp.addr.saddr, msg->saddr, alen);
+	memcpy(o->sp.addr.daddr, msg->daddr, alen);
 	o->sp.addr.sport = msg->sport;
 	o->sp.addr.dport = msg->dport;
 	if (fp < 0 || accept_route(x, s, o, term_of_sess(s, sess)) != 0) {
@@ -763,7 +807,8 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 		sgw_split_refuse(&x->env, ch, SGW_STREAM_REFUSE_NO_RESOURCES);
 		return;
 	}
-	iss = sgw_tcp_isn(&x->st, msg->saddr, msg->daddr, 4, msg->sport, msg->dport, w->now_ns);
+	iss = sgw_tcp_isn(&x->st, msg->saddr, msg->daddr, alen, msg->sport, msg->dport, w->now_ns);
+	leg_mss(x, v6);
 	if (sgw_split_accept(&x->env, &o->sp, w->now_ns, msg, ch, iss, &b, rwc_of(s, o),
 			     &out) != 0) {
 		half_free(x, o);
@@ -981,6 +1026,7 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		x->ch_lo = pol->role == SGW_ROLE_HUB ? 32768u : 1u;
 		x->ch_hi = pol->role == SGW_ROLE_HUB ? 65535u : 32767u;
 		x->next_ch = x->ch_lo;
+		x->mss4 = tc.mss;
 		x->pool_mem = rte_malloc_socket("sgw_split_pool", psz, RTE_CACHE_LINE_SIZE,
 						socket);
 		/*

@@ -7,7 +7,8 @@
  * that session on a channel of their own (reliable service). At the hub an
  * OPEN delivered on a channel opens the acceptor half, which connects to the
  * server with the client's address and port (transparent), and takes the
- * server's segments from the flow stage. docs/tcp-split.md, "The dataplane
+ * server's segments from the flow stage. IPv4 and IPv6 (without extension
+ * headers). docs/tcp-split.md, "The dataplane
  * stage" says what is built and what is not.
  */
 #ifndef SGW_DP_SPLIT_H
@@ -26,7 +27,8 @@ extern "C" {
 /* Why a connection a split rule selects is forwarded untouched (counted once per flow). */
 enum sgw_spd_bypass {
 	SGW_SPD_BYP_NOT_SYN = 0,        /* first packet seen is not a SYN (mid-stream flow) */
-	SGW_SPD_BYP_IPV6,               /* IPv6: not built in the stage yet */
+	SGW_SPD_BYP_IPV6_EXT,           /* an IPv6 SYN with extension headers (the legs
+					 * send bare IPv6 + TCP) */
 	SGW_SPD_BYP_FRAGMENT,           /* an IP fragment */
 	SGW_SPD_BYP_NO_SESSION,         /* the terminal has no satlink session */
 	SGW_SPD_BYP_NOT_OWNER,          /* its session lives on another worker */

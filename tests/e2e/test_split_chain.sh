@@ -14,7 +14,9 @@
 #      two 1 MB relays per box), emulator split_emulator_clean.yaml (BER 0).
 #   2. BER 0: a download and an upload, end-to-end handshake: sha256 equal; a
 #      connect to a port nothing listens on fails with ECONNREFUSED at the client
-#      (the hub's leg got the server's RST, the client its RST to its SYN).
+#      (the hub's leg got the server's RST, the client its RST to its SYN). The
+#      same download and upload over IPv6 (mh fd00:20:1::1 -> fh fd00:10::1):
+#      sha256 equal, both split (opened counts them, no bypass).
 #   3. The emulator restarted with chain-emulator-ber.yaml (BER 1e-5 forward, the
 #      satlink sessions stay up): a download and an upload (end-to-end), a
 #      download with the spoofed handshake, a server that resets its connection
@@ -24,7 +26,7 @@
 #      concurrent downloads of SPLIT_SMALL_KB (64) KB, more than the 64 halves
 #      (some still in TIME-WAIT): all intact, those past the pool bypassed.
 #   4. For every connection the server's accepted peer (address, port) is the
-#      client's own socket address (nothing NATed); ss on fh agrees.
+#      client's own socket address (nothing NATed; IPv6 too); ss on fh agrees.
 #   5. The exit JSON: opened + bypassed_pool_full == connections made, accepted
 #      at the hub == opened at the terminal, no other bypass, one OPEN_REFUSED,
 #      the server's RST crossed, the relay overflow counter (relay_clipped) 0 at
@@ -44,12 +46,30 @@ SPLIT_CONNS=${SPLIT_CONNS:-100}
 SPLIT_ABORT_AT=$((1024 * 1024))
 
 tb_init "${1:-}"
-# Names unique to this test ("se"), so it runs next to other chain tests; the
-# testbed's trap removes them.
-TB_NS_FH="se-fh-$TB_ID" TB_NS_MH="se-mh-$TB_ID" TB_NS_HUB="se-hub-$TB_ID"
-TB_NS_EMU="se-emu-$TB_ID" TB_NS_TERM="se-term-$TB_ID" TB_PREFIX="se-$TB_ID"
+# Names unique to this test ("se", or SPLIT_TAG), so it runs next to other chain
+# tests; the testbed's trap removes them.
+T=${SPLIT_TAG:-se}
+TB_NS_FH="$T-fh-$TB_ID" TB_NS_MH="$T-mh-$TB_ID" TB_NS_HUB="$T-hub-$TB_ID"
+TB_NS_EMU="$T-emu-$TB_ID" TB_NS_TERM="$T-term-$TB_ID" TB_PREFIX="$T-$TB_ID"
 tb_topology chain
 SX=("$TB_PY" "$TB_E2E_DIR/split_xfer.py")
+
+# IPv6 on the two hosts' veths only (the testbed turns it off everywhere): fh and
+# mh in prefixes of their own, routed through their gateways (satgw's ports) by
+# permanent neighbour entries, as the testbed does for IPv4; no DAD, no router
+# solicitations.
+FH6=fd00:10::1 MH6=fd00:20:1::1
+GW6_FH=fd00:10::fe GW6_MH=fd00:20:1::fe
+for h in fh mh; do
+	tb_ns "$h" sysctl -qw "net.ipv6.conf.${h}0.disable_ipv6=0" \
+		"net.ipv6.conf.${h}0.router_solicitations=0" >/dev/null
+done
+tb_ns fh ip -6 addr add "$FH6/64" dev fh0 nodad
+tb_ns mh ip -6 addr add "$MH6/64" dev mh0 nodad
+tb_ns fh ip -6 neigh replace "$GW6_FH" lladdr "$TB_MAC_GT" nud permanent dev fh0
+tb_ns fh ip -6 route add fd00:20:1::/64 via "$GW6_FH" dev fh0
+tb_ns mh ip -6 neigh replace "$GW6_MH" lladdr "$TB_MAC_TL" nud permanent dev mh0
+tb_ns mh ip -6 route add fd00:10::/64 via "$GW6_MH" dev mh0
 
 for f in split_hub.yaml split_terminal.yaml split_emulator_clean.yaml chain-emulator-ber.yaml; do
 	"$TB_SATGW" --check-config "$P/$f" >"$TB_DIR/check.out" 2>&1 ||
@@ -101,12 +121,12 @@ if [ "${SPLIT_PCAP:-0}" = 1 ]; then
 fi
 tb_log "an echo crossed hub - emulator - terminal (satlink session up)"
 
-# serve NAME PORT FILE: the server on fh; its log of accepted connections in
-# $TB_DIR/NAME.jsonl.
+# serve NAME PORT FILE [ADDR]: the server on fh, bound to ADDR (default fh's IPv4
+# address); its log of accepted connections in $TB_DIR/NAME.jsonl.
 serve() {
-	local name=$1 port=$2 file=$3
+	local name=$1 port=$2 file=$3 addr=${4:-$TB_IP_FH}
 	rm -f "$TB_DIR/$name.ready"
-	tb_bg fh "$name" "${SX[@]}" serve --bind "$TB_IP_FH" --port "$port" --file "$file" \
+	tb_bg fh "$name" "${SX[@]}" serve --bind "$addr" --port "$port" --file "$file" \
 		--log "$TB_DIR/$name.jsonl" --ready "$TB_DIR/$name.ready" --timeout 120
 	local _
 	for _ in $(seq 1 100); do [ -e "$TB_DIR/$name.ready" ] && return 0; sleep 0.05; done
@@ -115,17 +135,19 @@ serve() {
 }
 
 CONNS_MADE=0
-# client NAME PORT OP CONNS FILE TIMEOUT: split_xfer.py client on mh; every
-# connection must be ok (see split_xfer.py); then the server's log must name,
-# for each, the client's own address and port as its peer.
+# client NAME PORT OP CONNS FILE TIMEOUT SRVLOG [HOST MH_ADDR]: split_xfer.py
+# client on mh toward HOST (default fh's IPv4 address); every connection must be
+# ok (see split_xfer.py); then the server's log must name, for each, the
+# client's own address (MH_ADDR, default mh's IPv4 address) and port as its peer.
 client() {
 	local name=$1 port=$2 op=$3 conns=$4 file=$5 timeout=$6 srvlog=$7
-	tb_ns mh "${SX[@]}" client --host "$TB_IP_FH" --port "$port" --op "$op" --conns "$conns" \
+	local host=${8:-$TB_IP_FH} mh=${9:-$TB_IP_MH}
+	tb_ns mh "${SX[@]}" client --host "$host" --port "$port" --op "$op" --conns "$conns" \
 		--file "$file" --abort-at "$SPLIT_ABORT_AT" --timeout "$timeout" \
 		--result "$TB_DIR/$name.json" >"$TB_DIR/$name.out" 2>&1 ||
 		{ cat "$TB_DIR/$name.out" >&2; tb_fail "$name: not every connection intact"; }
 	CONNS_MADE=$((CONNS_MADE + conns))
-	"$TB_PY" - "$TB_DIR/$name.json" "$TB_DIR/$srvlog.jsonl" "$name" "$TB_IP_MH" <<'PY' ||
+	"$TB_PY" - "$TB_DIR/$name.json" "$TB_DIR/$srvlog.jsonl" "$name" "$mh" <<'PY' ||
 import json, sys, time
 res = json.load(open(sys.argv[1]))
 name, mh = sys.argv[3], sys.argv[4]
@@ -161,6 +183,8 @@ PORT_E2E=$(tb_rand_port)
 PORT_SPOOF=$((9000 + RANDOM % 100))
 serve srv "$PORT_E2E" "$TB_DIR/big.bin"
 serve spoof "$PORT_SPOOF" "$TB_DIR/big.bin"
+PORT6=$(tb_rand_port)
+serve srv6 "$PORT6" "$TB_DIR/big.bin" "$FH6"
 
 # ---- BER 0 -------------------------------------------------------------------------
 tb_log "phase 1: BER 0, end-to-end handshake, server port $PORT_E2E"
@@ -173,6 +197,15 @@ out=$(tb_ns mh "${SX[@]}" refused --host "$TB_IP_FH" --port "$CLOSED" --timeout 
 tb_log "  ok   connect to closed port $CLOSED: $out"
 tb_box_wait_tel term 20 /satgw/split "d['opened'] >= 3 and d['refused_in'] >= 1"
 tb_box_wait_tel hub 20 /satgw/split "d['accepted'] >= 3 and d['refused_out'] >= 1"
+# IPv6: the same download and upload, split (the server's peer is mh's IPv6
+# address and port: client() checks it), counted as opened at the terminal and
+# accepted at the hub, none bypassed.
+tb_log "phase 1: BER 0, IPv6 ($MH6 -> [$FH6]:$PORT6), end-to-end handshake"
+client get6 "$PORT6" get 1 "$TB_DIR/big.bin" 60 srv6 "$FH6" "$MH6" >&2
+client put6 "$PORT6" put 1 "$TB_DIR/up.bin" 60 srv6 "$FH6" "$MH6" >&2
+tb_box_wait_tel term 20 /satgw/split "d['opened'] == 5 and sum(v for k, v in d.items() if k.startswith('bypassed_') and k != 'bypassed_not_syn') == 0"
+tb_box_wait_tel hub 20 /satgw/split "d['accepted'] == 5"
+tb_log "  ok   IPv6: both connections split (terminal opened 5, hub accepted 5, no bypass but not_syn)"
 
 # ---- BER 1e-5 ----------------------------------------------------------------------
 tb_box_stop emu

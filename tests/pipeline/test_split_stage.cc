@@ -33,6 +33,7 @@
 #include <rte_ring.h>
 
 #include "dp_harness.h"
+#include "pkt_build.h"
 #include "policy_yaml.h"
 #include "satlink.h"
 #include "sgw_dp.h"
@@ -73,6 +74,11 @@ const char *const HUB_SAT_MAC = "02:00:00:00:03:01";
 const char *const TERM_SAT_MAC = "02:00:00:00:04:01";
 const uint8_t CLIENT_IP[4] = {10, 20, 1, 5};
 const uint8_t SERVER_IP[4] = {198, 51, 100, 10};
+/* The IPv6 tests' client (the terminal's site prefix) and server. */
+const uint8_t CLIENT_IP6[16] = {0x20, 0x01, 0x0d, 0xb8, 0x00, 0x20, 0x00, 0x01,
+				0, 0, 0, 0, 0, 0, 0, 5};
+const uint8_t SERVER_IP6[16] = {0x20, 0x01, 0x0d, 0xb8, 0x51, 0x00, 0, 0,
+				0, 0, 0, 0, 0, 0, 0, 0x10};
 
 struct InFlight {
 	uint64_t at;
@@ -97,7 +103,8 @@ struct Peer {
 	bool is_client = false;
 	bool open = false;
 	bool shut = false;
-	uint8_t laddr[4], raddr[4];
+	bool v6 = false;     /* speaks IPv6 (laddr, raddr: 16 bytes) */
+	uint8_t laddr[16], raddr[16];
 	uint32_t tx_seed = 1, rx_seed = 2;
 	uint64_t to_send = 0, appended = 0, acked = 0;
 	Bytes rx;            /* bytes received in order */
@@ -112,9 +119,30 @@ PeerTx(void *ctx, sgw_tcp_conn *c, const uint8_t *hdr, uint32_t hlen, uint32_t o
        uint32_t len)
 {
 	Peer *p = static_cast<Peer *>(ctx);
-	Bytes ip(20 + hlen + len, 0);
 
 	(void)c;
+	if (p->v6) {
+		/* IPv6, no extension headers, hop limit 64. */
+		Bytes ip(40 + hlen + len, 0);
+		ip[0] = 0x60;
+		ip[4] = uint8_t((hlen + len) >> 8);
+		ip[5] = uint8_t(hlen + len);
+		ip[6] = 6;
+		ip[7] = 64;
+		memcpy(&ip[8], p->laddr, 16);
+		memcpy(&ip[24], p->raddr, 16);
+		memcpy(&ip[40], hdr, hlen);
+		for (uint32_t i = 0; i < len; i++)
+			ip[40 + hlen + i] = Pattern(p->tx_seed, p->acked + off + i);
+		ip[40 + 16] = ip[40 + 17] = 0;
+		uint16_t cs = sgw_tcp_csum_ipv6(p->laddr, p->raddr, &ip[40], hlen, &ip[40 + hlen],
+						len);
+		ip[40 + 16] = uint8_t(cs >> 8);
+		ip[40 + 17] = uint8_t(cs);
+		p->wire->push_back(ip);
+		return;
+	}
+	Bytes ip(20 + hlen + len, 0);
 	ip[0] = 0x45;
 	ip[2] = uint8_t(ip.size() >> 8);
 	ip[3] = uint8_t(ip.size());
@@ -197,6 +225,8 @@ protected:
 	std::string hub_web = "{name: web, match: {proto: tcp, dst_ports: [80]}, action: count, "
 			      "next_hop: to-fh}";
 	uint8_t handshake = SGW_SPLIT_HS_END_TO_END;  /* the web rule's */
+	bool v6 = false;                             /* InitPeer: the peers speak IPv6 */
+	size_t ip_max = 0;                           /* the largest IP packet toward a peer */
 
 	void SetUp() override
 	{
@@ -256,10 +286,20 @@ protected:
 		sgw_tcp_conf conf;
 		sgw_tcp_conf_default(&conf);
 		conf.rcv_buf = 1u << 20;
+		if (v6)
+			conf.mss = 1440;  /* a 1500-byte MTU, as Linux offers over IPv6 */
 		ASSERT_EQ(sgw_tcp_stack_init(&p.st, &conf, &kPeerOps, &p), 0);
 		p.is_client = is_client;
-		memcpy(p.laddr, is_client ? CLIENT_IP : SERVER_IP, 4);
-		memcpy(p.raddr, is_client ? SERVER_IP : CLIENT_IP, 4);
+		p.v6 = v6;
+		memset(p.laddr, 0, sizeof(p.laddr));
+		memset(p.raddr, 0, sizeof(p.raddr));
+		if (v6) {
+			memcpy(p.laddr, is_client ? CLIENT_IP6 : SERVER_IP6, 16);
+			memcpy(p.raddr, is_client ? SERVER_IP6 : CLIENT_IP6, 16);
+		} else {
+			memcpy(p.laddr, is_client ? CLIENT_IP : SERVER_IP, 4);
+			memcpy(p.raddr, is_client ? SERVER_IP : CLIENT_IP, 4);
+		}
 		p.tx_seed = is_client ? 11 : 22;
 		p.rx_seed = is_client ? 22 : 11;
 		p.wire = is_client ? &client_out : &server_out;
@@ -341,6 +381,10 @@ protected:
 	/* A segment (IP packet) to a peer: parse, check addresses, input. */
 	void Deliver(Peer &p, const Bytes &ip)
 	{
+		if (p.v6) {
+			Deliver6(p, ip);
+			return;
+		}
 		ASSERT_GE(ip.size(), 40u);
 		ASSERT_EQ(ip[0], 0x45);
 		ASSERT_EQ(memcmp(&ip[12], p.raddr, 4), 0) << "source address";
@@ -351,6 +395,30 @@ protected:
 			<< "TCP checksum";
 		sgw_tcp_seg s;
 		ASSERT_EQ(sgw_tcp_seg_parse(&ip[20], tot - 20u, &s, nullptr), SGW_TCP_PR_OK);
+		PeerInput(p, ip, s);
+	}
+
+	/* The same for an IPv6 packet: a bare header (the split adds none), its checksum. */
+	void Deliver6(Peer &p, const Bytes &ip)
+	{
+		ASSERT_GE(ip.size(), 60u);
+		ASSERT_EQ(ip[0], 0x60) << "version 6, traffic class 0, flow label 0";
+		ASSERT_EQ(ip[1] | ip[2] | ip[3], 0);
+		ASSERT_EQ(ip[6], 6) << "TCP right after the fixed header";
+		EXPECT_EQ(ip[7], 64) << "hop limit";
+		ASSERT_EQ(memcmp(&ip[8], p.raddr, 16), 0) << "source address";
+		ASSERT_EQ(memcmp(&ip[24], p.laddr, 16), 0) << "destination address";
+		uint16_t plen = uint16_t(ip[4] << 8 | ip[5]);
+		ASSERT_EQ(40u + plen, ip.size()) << "payload length";
+		EXPECT_EQ(sgw_tcp_csum_ipv6(&ip[8], &ip[24], &ip[40], plen, nullptr, 0), 0)
+			<< "TCP checksum (IPv6 pseudo-header)";
+		sgw_tcp_seg s;
+		ASSERT_EQ(sgw_tcp_seg_parse(&ip[40], plen, &s, nullptr), SGW_TCP_PR_OK);
+		PeerInput(p, ip, s);
+	}
+
+	void PeerInput(Peer &p, const Bytes &ip, const sgw_tcp_seg &s)
+	{
 		if (!p.open) {
 			if (!(p.is_client ? client_listens : server_listens) ||
 			    (s.flags & (SGW_TCP_F_SYN | SGW_TCP_F_ACK)) != SGW_TCP_F_SYN)
@@ -388,13 +456,14 @@ protected:
 		       "  - {name: to-term, port: sat, mac: \"" + std::string(TERM_SAT_MAC) +
 		       "\"}\n"
 		       "  - {name: to-fh, port: terr, mac: \"02:00:00:00:01:01\"}\n"
-		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24]}\n"
+		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24, "
+		       "\"2001:db8:20:1::/64\"]}\n"
 		       "rules:\n"
 		       "  - " + hub_web + "\n"
-		       "  - {name: to-site, match: {dst: [10.20.1.0/24]}, action: forward, "
-		       "next_hop: to-term}\n"
-		       "  - {name: to-core, match: {dst: [198.51.100.0/24]}, action: forward, "
-		       "next_hop: to-fh}\n"
+		       "  - {name: to-site, match: {dst: [10.20.1.0/24, \"2001:db8:20:1::/64\"]}, "
+		       "action: forward, next_hop: to-term}\n"
+		       "  - {name: to-core, match: {dst: [198.51.100.0/24, \"2001:db8:5100::/48\"]}, "
+		       "action: forward, next_hop: to-fh}\n"
 		       "workers: {idle_backoff_us: 0}\n" + hub_split +
 		       satlink(", peer_mac: \"" + std::string(TERM_SAT_MAC) + "\"");
 	}
@@ -407,14 +476,15 @@ protected:
 		       "next_hops:\n"
 		       "  - {name: to-hub, port: sat, mac: \"" + std::string(HUB_SAT_MAC) + "\"}\n"
 		       "  - {name: to-mh, port: lan, mac: \"02:00:00:00:02:01\"}\n"
-		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24]}\n"
+		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24, "
+		       "\"2001:db8:20:1::/64\"]}\n"
 		       "rules:\n"
 		       "  - {name: web, match: {proto: tcp, dst_ports: [80]}, action: count, "
 		       "next_hop: to-hub}\n"
-		       "  - {name: to-lan, match: {dst: [10.20.1.0/24]}, action: forward, "
-		       "next_hop: to-mh}\n"
-		       "  - {name: to-core, match: {dst: [198.51.100.0/24]}, action: forward, "
-		       "next_hop: to-hub}\n"
+		       "  - {name: to-lan, match: {dst: [10.20.1.0/24, \"2001:db8:20:1::/64\"]}, "
+		       "action: forward, next_hop: to-mh}\n"
+		       "  - {name: to-core, match: {dst: [198.51.100.0/24, \"2001:db8:5100::/48\"]}, "
+		       "action: forward, next_hop: to-hub}\n"
 		       "workers: {idle_backoff_us: 0}\n" + term_split +
 		       satlink(", terminal: 1001, peer_mac: \"" + std::string(HUB_SAT_MAC) + "\"");
 	}
@@ -477,8 +547,8 @@ protected:
 			d[i] = uint8_t(b[i]);
 		const uint8_t src[6] = {0x02, 0, 0, 0, 0, 0x77};
 		memcpy(d + 6, src, 6);
-		d[12] = 0x08;
-		d[13] = 0x00;
+		d[12] = (ip[0] >> 4) == 6 ? 0x86 : 0x08;
+		d[13] = (ip[0] >> 4) == 6 ? 0xdd : 0x00;
 		memcpy(d + 14, ip.data(), ip.size());
 		ASSERT_EQ(rte_ring_enqueue(p.rx, m), 0);
 	}
@@ -490,6 +560,12 @@ protected:
 		for (auto *m : p.take()) {
 			Bytes b = bytes_of(m);
 			rte_pktmbuf_free(m);
+			if (b.size() >= 54 && b[12] == 0x86 && b[13] == 0xdd) {
+				size_t n = std::min<size_t>(40u + (b[18] << 8 | b[19]), b.size() - 14);
+				out.emplace_back(b.begin() + 14, b.begin() + 14 + long(n));
+				ip_max = std::max(ip_max, n);
+				continue;
+			}
 			if (b.size() < 34 || b[12] != 0x08 || b[13] != 0x00)
 				continue;
 			uint16_t tot = uint16_t(b[16] << 8 | b[17]);
@@ -497,6 +573,11 @@ protected:
 			out.emplace_back(b.begin() + 14, b.begin() + 14 + long(n));
 		}
 		return out;
+	}
+
+	static bool is_tcp(const Bytes &ip)
+	{
+		return (ip[0] >> 4) == 6 ? ip.size() >= 40 && ip[6] == 6 : ip[9] == 6;
 	}
 
 	void run_until(uint64_t until, uint64_t step_ns = 200000)
@@ -518,11 +599,11 @@ protected:
 			sgw_worker_flush(term->workers[0]);
 			/* What the dataplanes sent toward the peers. */
 			for (auto &ip : take_ip(lan))
-				if ((client.open || client_listens) && ip.size() >= 40 && ip[9] == 6)
+				if ((client.open || client_listens) && ip.size() >= 40 && is_tcp(ip))
 					Deliver(client, ip);
 			for (auto &ip : take_ip(terr)) {
 				at_server.push_back(ip);
-				if (ip[9] == 6)
+				if (is_tcp(ip))
 					Deliver(server, ip);
 			}
 			PeerTimers(client);
@@ -542,6 +623,7 @@ protected:
 
 	void BothWays();
 	void HubOpens();
+	void BothWays6();
 
 	/* The terminal restarts: a new dataplane (a new epoch) on new ports. */
 	void restart_terminal()
@@ -834,4 +916,102 @@ TEST_F(SplitStage, HubOpenerRuleLeavesTerminalOpenersAlone)
 	EXPECT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_OPENED), 1u);
 	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_ACCEPTED), 1u);
 	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_OPENED), 0u);
+}
+
+/*
+ * IPv6 (docs/tcp-split.md, "The dataplane stage"): the same slice with an IPv6
+ * client and server. The hub's SYN toward the server carries the client's IPv6
+ * address and port; both legs offer an MSS that fits a 1500-byte MTU under the
+ * 40-byte IPv6 header (1440) and no packet toward a peer is larger; every
+ * segment is a bare IPv6 header (traffic class 0, hop limit 64, payload length
+ * right) with the IPv6 pseudo-header checksum (Deliver6 checks each).
+ */
+void
+SplitStage::BothWays6()
+{
+	v6 = true;
+	InitPeer(client, true);
+	InitPeer(server, false);
+	start();
+	session_up();
+	server.to_send = 300000;
+	ClientConnect(40000, 100000);
+	run_until(now + 10000000000ull);
+
+	ASSERT_EQ(server.syns_seen.size(), 1u);
+	const Bytes &syn = server.syns_seen[0];
+	ASSERT_GE(syn.size(), 60u);
+	EXPECT_EQ(memcmp(&syn[8], CLIENT_IP6, 16), 0) << "the server sees the client's address";
+	EXPECT_EQ(memcmp(&syn[24], SERVER_IP6, 16), 0);
+	EXPECT_EQ(syn[40] << 8 | syn[41], 40000) << "and its port";
+	EXPECT_EQ(syn[42] << 8 | syn[43], 80);
+	sgw_tcp_seg s;
+	ASSERT_EQ(sgw_tcp_seg_parse(&syn[40], syn.size() - 40u, &s, nullptr), SGW_TCP_PR_OK);
+	ASSERT_TRUE(s.opts & SGW_TCP_O_MSS);
+	EXPECT_EQ(s.mss, 1440) << "the hub's IPv6 leg offers 1460 - 20";
+	EXPECT_EQ(client.c.peer_mss, 1440) << "the terminal's IPv6 leg offered 1460 - 20";
+	EXPECT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_OPENED), 1u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_ACCEPTED), 1u);
+
+	EXPECT_TRUE(Bytewise(server.rx, 11, 100000)) << "server got " << server.rx.size();
+	EXPECT_TRUE(Bytewise(client.rx, 22, 300000)) << "client got " << client.rx.size();
+	EXPECT_TRUE(client.events & SGW_TCP_EV_PEER_FIN) << "the server's FIN reached the client";
+	EXPECT_TRUE(server.events & SGW_TCP_EV_PEER_FIN) << "the client's FIN reached the server";
+	EXPECT_GT(ip_max, 1400u) << "full segments were sent";
+	EXPECT_LE(ip_max, 1500u) << "an IPv6 packet larger than the MTU";
+	for (const Bytes &ip : at_server) {
+		ASSERT_EQ(ip[0] >> 4, 6);
+		EXPECT_EQ(memcmp(&ip[24], SERVER_IP6, 16), 0);
+	}
+	EXPECT_EQ(sgw_split_dp_lib_ctr(term.get(), SGW_SPLIT_C_RELAY_CLIPPED), 0u);
+	EXPECT_EQ(sgw_split_dp_lib_ctr(hub.get(), SGW_SPLIT_C_RELAY_CLIPPED), 0u);
+	EXPECT_GT(sgw_split_dp_lib_ctr(term.get(), SGW_SPLIT_C_DATA_BYTES_OUT), 99999u);
+	EXPECT_GT(sgw_split_dp_lib_ctr(hub.get(), SGW_SPLIT_C_DATA_BYTES_OUT), 299999u);
+	for (int b = 0; b < SGW_SPD_BYP__COUNT; b++)
+		EXPECT_EQ(sgw_split_dp_bypass(term.get(), (sgw_spd_bypass)b), 0u) << "bypass " << b;
+
+	/* Past TIME-WAIT every half is freed. */
+	run_until(now + 70000000000ull, 5000000);
+	EXPECT_EQ(sgw_split_dp_open(term.get()), 0u);
+	EXPECT_EQ(sgw_split_dp_open(hub.get()), 0u);
+	EXPECT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_CLOSED), 1u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_CLOSED), 1u);
+}
+
+TEST_F(SplitStage, Ipv6SplitCarriesBothWaysByteExact)
+{
+	BothWays6();
+}
+
+TEST_F(SplitStage, Ipv6SpoofedHandshakeCarriesBothWaysByteExact)
+{
+	handshake = SGW_SPLIT_HS_SPOOFED;
+	BothWays6();
+}
+
+/*
+ * An IPv6 SYN with an extension header (hop-by-hop) is not split: the legs
+ * send bare IPv6 + TCP. It is forwarded untouched (the same IP packet leaves
+ * the hub) and counted once under bypassed_ipv6_ext.
+ */
+TEST_F(SplitStage, Ipv6SynWithExtensionHeaderBypassed)
+{
+	start();
+	session_up();
+	sgwtest::Frame f;
+	f.ip_ver = 6;
+	f.src = "2001:db8:20:1::5";
+	f.dst = "2001:db8:5100::10";
+	f.sport = 40002;
+	f.dport = 80;
+	f.tcp_flags = 0x02;
+	Bytes fr = sgwtest::with_ip6_hbh(sgwtest::build(f), 6);
+	Bytes ip(fr.begin() + 14, fr.end());
+	server_listens = false;
+	client_out.push_back(ip);
+	run_until(now + 200000000ull);
+	ASSERT_EQ(at_server.size(), 1u);
+	EXPECT_EQ(at_server[0], ip);
+	EXPECT_EQ(sgw_split_dp_bypass(term.get(), SGW_SPD_BYP_IPV6_EXT), 1u);
+	EXPECT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_OPENED), 0u);
 }
