@@ -92,6 +92,46 @@ lift_diff(const struct sgw_lift_policy *a, const struct sgw_lift_policy *b)
 }
 
 /*
+ * The first key of two split sections that differs, or NULL: each worker's
+ * pool of halves and its relay memory are sized from the section at
+ * startup, and the halves' flow-control scheme is fixed then.
+ */
+static const char *
+split_diff(const struct sgw_split_policy *a, const struct sgw_split_policy *b)
+{
+	if (a->rwnd != b->rwnd)
+		return "rwnd";
+	if (a->relay_connection_bytes != b->relay_connection_bytes)
+		return "relay_connection_bytes";
+	if (a->relay_terminal_bytes != b->relay_terminal_bytes)
+		return "relay_terminal_bytes";
+	if (a->relay_worker_bytes != b->relay_worker_bytes)
+		return "relay_worker_bytes";
+	if (a->max_connections_worker != b->max_connections_worker)
+		return "max_connections_per_worker";
+	if (a->max_connections_terminal != b->max_connections_terminal)
+		return "max_connections_per_terminal";
+	if (a->idle_timeout_ms != b->idle_timeout_ms)
+		return "idle_timeout_ms";
+	if (a->threshold_bytes != b->threshold_bytes)
+		return "threshold_bytes";
+	if (a->open_credit != b->open_credit)
+		return "open_credit";
+	return NULL;
+}
+
+static bool
+has_split_rule(const struct sgw_policy *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->n_rules; i++)
+		if (p->rules[i].action == SGW_ACT_SPLIT)
+			return true;
+	return false;
+}
+
+/*
  * With satlink the sessions (one per terminal at a hub) are created at
  * startup: the set of terminal ids, in any order, must stay. 1 when it
  * changed (or cannot be compared for want of memory), else 0.
@@ -186,6 +226,23 @@ sgw_policy_restart_diff(const struct sgw_policy *cur, const struct sgw_policy *n
 				 cur->xcp.shaper_queue != next->xcp.shaper_queue)) {
 		snprintf(why, len, "xcp.%s changed",
 			 cur->xcp.port != next->xcp.port ? "port" : "shaper_queue");
+		return 1;
+	}
+	/*
+	 * split: the stage is on from startup when a rule splits (its pools and
+	 * relays are sized then); rules that split may come and go on a reload
+	 * only while the stage is on. Removing the last one is a restart too:
+	 * the stage would stay on, holding its memory, for no rule.
+	 */
+	if (has_split_rule(cur) != has_split_rule(next)) {
+		snprintf(why, len, "action split %s: the split stage is set up at startup",
+			 has_split_rule(next) ? "added" : "removed (the last rule)");
+		return 1;
+	}
+	/* An absent section is its defaults: only the values count. */
+	key = split_diff(&cur->split, &next->split);
+	if (key != NULL) {
+		snprintf(why, len, "split.%s changed", key);
 		return 1;
 	}
 	/* satlink: sessions, windows, pacing and keys are set up at startup. */

@@ -287,6 +287,52 @@ put_lift(FILE *f, const struct sgw_policy *p)
 }
 
 /*
+ * The split section: only the keys that differ from their defaults. The
+ * loader checks some keys against others only when they are written
+ * (relay_terminal_bytes against 2 x relay_connection_bytes): a default
+ * left out reloads as the same default, so the dump stays a fixed point.
+ */
+static int
+put_split(FILE *f, const struct sgw_policy *p)
+{
+	const struct sgw_split_policy *sp = &p->split;
+	struct sgw_policy *d = calloc(1, sizeof(*d));
+	const struct sgw_split_policy *ds;
+	bool any = false;
+
+	if (d == NULL)
+		return -1;
+	sgw_policy_init_defaults(d);
+	ds = &d->split;
+#define SPLIT_KEY(field, name, fmt)							\
+	do {										\
+		if (sp->field != ds->field) {						\
+			fprintf(f, "%s  " name ": %" fmt "\n", any ? "" : "split:\n",	\
+				sp->field);						\
+			any = true;							\
+		}									\
+	} while (0)
+	SPLIT_KEY(relay_connection_bytes, "relay_connection_bytes", PRIu32);
+	SPLIT_KEY(relay_terminal_bytes, "relay_terminal_bytes", PRIu64);
+	SPLIT_KEY(relay_worker_bytes, "relay_worker_bytes", PRIu64);
+	SPLIT_KEY(max_connections_worker, "max_connections_per_worker", PRIu32);
+	SPLIT_KEY(max_connections_terminal, "max_connections_per_terminal", PRIu32);
+	SPLIT_KEY(idle_timeout_ms, "idle_timeout_ms", PRIu32);
+	SPLIT_KEY(open_credit, "open_credit", PRIu32);
+#undef SPLIT_KEY
+	if (sp->rwnd != ds->rwnd) {
+		fprintf(f, "%s  rwnd: %s\n", any ? "" : "split:\n", sgw_split_rwnd_name(sp->rwnd));
+		any = true;
+		if (sp->threshold_bytes != 0)
+			fprintf(f, "  threshold_bytes: %" PRIu32 "\n", sp->threshold_bytes);
+	}
+	if (!any)
+		fputs("split: {}\n", f);
+	free(d);
+	return 0;
+}
+
+/*
  * A plain decimal (digits and one point, no exponent: what the xcp section's reals take),
  * the shortest that strtod reads back as the same double.
  */
@@ -406,6 +452,8 @@ sgw_policy_dump_yaml(const struct sgw_policy *p, FILE *f)
 		}
 		if (r->sl_service != SGW_SL_SVC_DEFAULT)
 			fprintf(f, "    satlink: %s\n", sl_service_name(r->sl_service));
+		if (r->action == SGW_ACT_SPLIT && r->split_handshake != SGW_SPLIT_HS_END_TO_END)
+			fprintf(f, "    handshake: %s\n", sgw_split_handshake_name(r->split_handshake));
 	}
 
 	fprintf(f, "limits:\n  flows_per_core: %" PRIu32 "\n  mbufs: %" PRIu32
@@ -431,5 +479,7 @@ sgw_policy_dump_yaml(const struct sgw_policy *p, FILE *f)
 		put_lift(f, p);
 	if (p->xcp.enabled)
 		put_xcp(f, p);
+	if (p->split.present && put_split(f, p) != 0)
+		return -1;
 	return ferror(f) ? -1 : 0;
 }

@@ -1007,6 +1007,59 @@ TEST(RestartDiff, SatlinkTerminalIdsAreRestartOnlyRulesAreNot)
 		  0) << why;
 }
 
+/*
+ * split: each worker's pool and relays are sized, and the flow-control scheme
+ * fixed, at startup: every key of the section needs a restart, and so does
+ * turning the stage on or off (the first rule that splits, or the last).
+ * Which connections a rule splits, and with which handshake, is reloadable.
+ */
+TEST(RestartDiff, SplitSectionAndStageAreRestartOnlyRulesAreNot)
+{
+	const std::string terms = "  - {name: a, id: 1, prefixes: [10.1.0.0/16]}\n";
+	const std::string sl = "  port: sat\n  forward_rate_bps: 20000000\n"
+			       "  return_rate_bps: 2000000\n";
+	const std::string fwd = "rules:\n  - {name: web, match: {proto: tcp}, action: forward}\n";
+	const std::string r1 = "rules:\n  - {name: web, match: {proto: tcp}, action: split}\n";
+	const std::string r2 = "rules:\n  - {name: fast, match: {proto: tcp, dst_ports: [9000]}, "
+			       "action: split, handshake: spoofed}\n"
+			       "  - {name: web, match: {proto: tcp, dst_ports: [80]}, "
+			       "action: split}\n";
+	auto pol = [&](const std::string &split, const std::string &rules) {
+		return satlink_policy(sl, terms, split + rules);
+	};
+	std::string why;
+
+	EXPECT_EQ(restart_diff(pol("", r1), pol("", r2), &why), 0) << why;
+	EXPECT_EQ(restart_diff(pol("", fwd), pol("", r1), &why), 1);
+	EXPECT_EQ(why, "action split added: the split stage is set up at startup");
+	EXPECT_EQ(restart_diff(pol("", r1), pol("", fwd), &why), 1);
+	EXPECT_EQ(why, "action split removed (the last rule): the split stage is set up at "
+		       "startup");
+	/* An absent section is its defaults. */
+	EXPECT_EQ(restart_diff(pol("", r1), pol("split: {}\n", r1), &why), 0) << why;
+	EXPECT_EQ(restart_diff(pol("", r1), pol("split: {relay_connection_bytes: 262144}\n", r1),
+			       &why), 0) << why;
+	const struct {
+		const char *yaml, *key;
+	} keys[] = {
+		{ "split: {relay_connection_bytes: 1048576}\n", "relay_connection_bytes" },
+		{ "split: {relay_terminal_bytes: 33554432}\n", "relay_terminal_bytes" },
+		{ "split: {relay_worker_bytes: 536870912}\n", "relay_worker_bytes" },
+		{ "split: {max_connections_per_worker: 2048}\n", "max_connections_per_worker" },
+		{ "split: {max_connections_per_terminal: 512}\n", "max_connections_per_terminal" },
+		{ "split: {idle_timeout_ms: 1000}\n", "idle_timeout_ms" },
+		{ "split: {rwnd: ackres}\n", "rwnd" },
+		{ "split: {open_credit: 32768}\n", "open_credit" },
+	};
+	for (const auto &k : keys) {
+		EXPECT_EQ(restart_diff(pol("split: {}\n", r1), pol(k.yaml, r1), &why), 1) << k.key;
+		EXPECT_EQ(why, std::string("split.") + k.key + " changed");
+	}
+	EXPECT_EQ(restart_diff(pol("split: {rwnd: petra}\n", r1),
+			       pol("split: {rwnd: petra, threshold_bytes: 100000}\n", r1), &why), 1);
+	EXPECT_EQ(why, "split.threshold_bytes changed");
+}
+
 /* ---- role: emulator ---------------------------------------------------------- */
 
 class Emulator : public Pipeline {

@@ -208,6 +208,21 @@ expect_same_lift(const sgw_lift_policy &a, const sgw_lift_policy &b)
 }
 
 void
+expect_same_split(const sgw_split_policy &a, const sgw_split_policy &b)
+{
+	EXPECT_EQ(a.present, b.present);
+	EXPECT_EQ(a.rwnd, b.rwnd);
+	EXPECT_EQ(a.relay_connection_bytes, b.relay_connection_bytes);
+	EXPECT_EQ(a.relay_terminal_bytes, b.relay_terminal_bytes);
+	EXPECT_EQ(a.relay_worker_bytes, b.relay_worker_bytes);
+	EXPECT_EQ(a.max_connections_worker, b.max_connections_worker);
+	EXPECT_EQ(a.max_connections_terminal, b.max_connections_terminal);
+	EXPECT_EQ(a.idle_timeout_ms, b.idle_timeout_ms);
+	EXPECT_EQ(a.threshold_bytes, b.threshold_bytes);
+	EXPECT_EQ(a.open_credit, b.open_credit);
+}
+
+void
 expect_same_xcp(const sgw_xcp_policy &a, const sgw_xcp_policy &b)
 {
 	EXPECT_EQ(a.enabled, b.enabled);
@@ -299,6 +314,7 @@ expect_same_policy(const sgw_policy &a, const sgw_policy &b)
 		EXPECT_EQ(x.action, y.action);
 		EXPECT_EQ(x.next_hop, y.next_hop);
 		EXPECT_EQ(x.sl_service, y.sl_service);
+		EXPECT_EQ(x.split_handshake, y.split_handshake);
 	}
 	EXPECT_EQ(a.limits.flows_per_core, b.limits.flows_per_core);
 	EXPECT_EQ(a.limits.mbufs, b.limits.mbufs);
@@ -315,6 +331,7 @@ expect_same_policy(const sgw_policy &a, const sgw_policy &b)
 	expect_same_satlink(a.satlink, b.satlink);
 	expect_same_lift(a.lift, b.lift);
 	expect_same_xcp(a.xcp, b.xcp);
+	expect_same_split(a.split, b.split);
 }
 
 /* Load text, dump it, load the dump: same policy, and the dump is a fixed point. */
