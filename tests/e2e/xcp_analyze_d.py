@@ -8,6 +8,12 @@
       flight) and Router 1's /satgw/link (its drop-tail queue and drops; satgw
       file prefix R1_PREFIX) and the 1-min load average. Writes OUT:
       [{"t", "ss": {peer: {...}}, "r1": {...}, "load1"}].
+  xcp_analyze_d.py cu OUTDIR [FROM_S]
+      scenario (c) with unequal counts (xcp_experiment.sh cu-X-Y-R): per run over
+      [FROM_S (10), end - 2 s] the fairness level of the X CUBIC-XCP flows (their
+      share of the goodput / (X / (X + Y)), the seed's definition), Jain's index
+      over all flows, utilisation, the shaper's weight and flow counts. Writes
+      OUTDIR/xcp_cu_results.json.
   xcp_analyze_d.py OUTDIR [IMGDIR] [--phase S] [--settle S] [--cap BPS] [--r1 BPS]
       reads OUTDIR/GW-d[-R]-{recv,series,ss}.json; per run and phase (flow 1 alone,
       both, flow 1 alone again; each phase S (40) s, its first SETTLE (10) s left
@@ -120,20 +126,24 @@ def mean(xs):
 
 
 DST = {"1": "10.20.1.1", "2": "10.20.1.3"}
+DST_LEGACY = {"1": "10.20.1.2", "2": "10.20.1.4"}
 
 
-def flow_traces(ss, series):
-    """Per flow: [(t, kernel cwnd bytes, cwnd_xcp bytes or None, rtt_ms, minrtt_ms)]."""
+def flow_traces(ss, series, dsts=None):
+    """Per flow: [(t, kernel cwnd bytes, cwnd_xcp bytes or None, rtt_ms, minrtt_ms,
+    snd_wnd: the peer's window as the kernel has it, i.e. after the agent's or the
+    legacy mode's clamp)]."""
+    dsts = dsts or DST
     port_of = {}
     tr = {"1": [], "2": []}
     for rec in ss:
         for peer, f in rec.get("ss", {}).items():
-            for fid, dst in DST.items():
+            for fid, dst in dsts.items():
                 if peer.startswith(dst + ":") and "cwnd" in f:
                     lport = f["local"].rsplit(":", 1)[1]
                     port_of[lport] = fid
                     tr[fid].append([rec["t"], f["cwnd"] * f.get("mss", 1448), None,
-                                    f.get("rtt_ms"), f.get("minrtt_ms")])
+                                    f.get("rtt_ms"), f.get("minrtt_ms"), f.get("snd_wnd")])
     # cwnd_xcp from the sender agent (xcp_sample.py: "lport:rport" -> cwnd_xcp).
     xc = {"1": [], "2": []}
     for rec in series:
@@ -157,8 +167,9 @@ def analyse(out, name, P, settle, cap, r1cap):
     series = load("%s/%s-series.json" % (out, name))
     ssp = "%s/%s-ss.json" % (out, name)
     ss = load(ssp) if os.path.exists(ssp) else []
-    tr, xc = flow_traces(ss, series)
-    res = {"run": name, "phase_s": P, "settle_s": settle, "cap_bps": cap, "r1_bps": r1cap,
+    legacy = "-dl" in name
+    tr, xc = flow_traces(ss, series, DST_LEGACY if legacy else DST)
+    res = {"run": name, "legacy": legacy, "phase_s": P, "settle_s": settle, "cap_bps": cap, "r1_bps": r1cap,
            "phases": []}
     gaps = [b["t"] - a["t"] for a, b in zip(series, series[1:])]
     res["sampler_gap_max_s"] = max(gaps) if gaps else None
@@ -193,7 +204,11 @@ def analyse(out, name, P, settle, cap, r1cap):
             k = [x[1] for x in rows]
             xw = [x[2] for x in rows if x[2] is not None]
             both = [x for x in rows if x[2] is not None]
+            sw = [x[5] for x in rows if x[5] is not None]
             ph["flow%s" % f] = {
+                "snd_wnd_bytes_mean": mean(sw),
+                "snd_wnd_smaller_share": (sum(1 for x in rows if x[5] is not None and
+                                              x[5] < x[1]) / len(sw) if sw else None),
                 "cwnd_kernel_bytes_mean": mean(k),
                 "cwnd_xcp_bytes_mean": mean(xw),
                 "xcp_smaller_share": (sum(1 for x in both if x[2] < x[1]) / len(both)
@@ -246,16 +261,23 @@ def plot(out, results, img, fname):
         ax[0][c].axhline(r1cap / 1e6, color="brown", ls="--", lw=0.8, label="Router 1 (drop-tail)")
         ax[0][c].axhline(cap / 2e6, color="grey", ls="-.", lw=0.8, label="C / 2")
         ax[0][c].set_ylabel("goodput (Mbit/s, 1 s)")
-        ax[0][c].set_title("%s: (d) dynamic bottleneck" % name, fontsize=10)
+        ax[0][c].set_title("%s: (d) dynamic bottleneck%s" % (
+            name, ", plain CUBIC, hub in legacy mode" if res.get("legacy") else
+            ", CUBIC-XCP"), fontsize=10)
         ax[0][c].legend(fontsize=6, loc="upper right")
         tr = res["traces"]["cwnd"]
         for f, col in (("1", "C0"), ("2", "C1")):
             rows = tr[f]
             ax[1][c].plot([x[0] for x in rows], [x[1] / 1e3 for x in rows], color=col, lw=1,
                           label="flow %s kernel cwnd (CUBIC)" % f)
-            xr = [x for x in rows if x[2] is not None]
-            ax[1][c].plot([x[0] for x in xr], [x[2] / 1e3 for x in xr], color=col, ls="--",
-                          lw=1, label="flow %s cwnd_xcp" % f)
+            if res.get("legacy"):
+                xr = [x for x in rows if x[5] is not None]
+                ax[1][c].plot([x[0] for x in xr], [x[5] / 1e3 for x in xr], color=col,
+                              ls="--", lw=1, label="flow %s snd_wnd (the hub's clamp)" % f)
+            else:
+                xr = [x for x in rows if x[2] is not None]
+                ax[1][c].plot([x[0] for x in xr], [x[2] / 1e3 for x in xr], color=col,
+                              ls="--", lw=1, label="flow %s cwnd_xcp" % f)
         ax[1][c].set_yscale("log")
         ax[1][c].set_ylabel("window (kB, log)")
         ax[1][c].legend(fontsize=6, loc="upper right")
@@ -276,9 +298,54 @@ def plot(out, results, img, fname):
     fig.savefig(os.path.join(img, fname), dpi=90)
 
 
+def unequal_main(argv):
+    """cu-X-Y-R runs: X CUBIC-XCP (flows 1..X) against Y CUBIC (101..100+Y)."""
+    out = argv[0]
+    t_from = float(argv[1]) if len(argv) > 1 else 10.0
+    cap = 9e6
+    runs = []
+    for p in sorted(glob.glob(out + "/*-cu-*-recv.json")):
+        name = os.path.basename(p)[:-len("-recv.json")]
+        gw, _, nx, no, tag = name.rsplit("-", 4)
+        nx, no = int(nx), int(no)
+        r = load(p)
+        n = len(next(iter(r["flows"].values()))) * r["bin_s"]
+        t_a, t_b = t_from, n - 2
+        xr = [rate(r, str(i), t_a, t_b) for i in range(1, nx + 1)]
+        yr = [rate(r, str(100 + i), t_a, t_b) for i in range(1, no + 1)]
+        x, y = sum(xr), sum(yr)
+        run = {"run": name, "gw": gw, "xcp_flows": nx, "cubic_flows": no,
+               "window_s": [t_a, t_b], "xcp_bps": xr, "cubic_bps": yr,
+               "fairness_level": (x / (x + y)) / (nx / (nx + no)) if x + y else None,
+               "jain_all": jain(xr + yr), "utilisation_goodput": (x + y) / cap}
+        sp = "%s/%s-series.json" % (out, name)
+        if os.path.exists(sp):
+            s = [q.get("xcp") or {} for q in load(sp) if t_a <= q["t"] < t_b]
+            s = [q for q in s if "q_xcp_sent_bps" in q]
+            if s:
+                run["utilisation_link"] = mean([float(q["q_xcp_sent_bps"]) +
+                                                float(q["q_other_sent_bps"]) for q in s]) / cap
+                run["weight_mean"] = mean([float(q["q_xcp_weight"]) for q in s])
+                run["flows_seen_mean"] = [mean([float(q["q_xcp_flows"]) for q in s]),
+                                          mean([float(q["q_other_flows"]) for q in s])]
+                run["xcp_queue_bytes_mean"] = mean([float(q["q_xcp_queue_bytes"]) for q in s])
+        runs.append(run)
+        print("%-22s %d vs %d: level %.3f, Jain %.3f, goodput util %.3f%s" % (
+            name, nx, no, run["fairness_level"], run["jain_all"], run["utilisation_goodput"],
+            "" if "weight_mean" not in run else
+            ", link util %.3f, weight %.3f, flows seen %.1f + %.1f, XCP queue %.0f kB" % (
+                run["utilisation_link"], run["weight_mean"], run["flows_seen_mean"][0],
+                run["flows_seen_mean"][1], run["xcp_queue_bytes_mean"] / 1e3)))
+    with open(out + "/xcp_cu_results.json", "w") as f:
+        json.dump({"from_s": t_from, "runs": runs}, f, indent=1)
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "sample":
         sample_main(sys.argv[2:])
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "cu":
+        unequal_main(sys.argv[2:])
         return
     args = sys.argv[1:]
     P, settle, cap, r1cap = 40.0, 10.0, 9e6, 6e6
@@ -300,7 +367,8 @@ def main():
     out = pos[0]
     img = pos[1] if len(pos) > 1 else None
     names = sorted(os.path.basename(p)[:-len("-recv.json")]
-                   for p in glob.glob(out + "/*-d-recv.json") + glob.glob(out + "/*-d-*-recv.json"))
+                   for pat in ("d", "d-*", "dl", "dl-*")
+                   for p in glob.glob("%s/*-%s-recv.json" % (out, pat)))
     results = [analyse(out, n, P, settle, cap, r1cap) for n in names]
     with open(out + "/xcp_d_results.json", "w") as f:
         json.dump(results, f, indent=1)

@@ -25,6 +25,9 @@
 #                to 2 XE_D_S. Meant for GW xcp1q with XE_EMU=xcp_d_emulator.yaml (330 ms
 #                each way: base RTTs ~0.86 and ~0.66 s). Also writes GW-d-R-ss.json
 #                (the sender's ss -ti and Router 1's queue); xcp_analyze_d.py.
+#     cu-X-Y-R   X CUBIC-XCP against Y plain CUBIC (unequal counts), as c-K-R; xcp_analyze_d.py cu
+#     dl[-R]     (d) with plain CUBIC senders (no agent; GW legacy1q: the shaper's one queue
+#                in legacy mode): flow 1 to mh's 10.20.1.2 through Router 1, flow 2 to 10.20.1.4
 #   XE_EMU (env): the emulator's policy file in policies/ (xcp_emulator.yaml)
 # Plain CUBIC flows use second addresses (fh 10.10.0.3, mh 10.20.1.2) routed past
 # the agents' TUNs. Writes OUTDIR/GW-SCENARIO-{recv,series}.json and the hub's
@@ -55,11 +58,14 @@ xcp) HUBP=$P/xcp_hub.yaml ;;
 xcp2q) HUBP=$P/xcp_hub_shaper.yaml TERMP=$P/xcp_terminal_plain.yaml ;;
 legacy) HUBP=$TB_DIR/xcp_hub_legacy.yaml
 	sed 's/^xcp: {enabled: true}/xcp: {enabled: true, legacy: true}/' "$P/xcp_hub.yaml" >"$HUBP" ;;
+legacy1q) HUBP=$TB_DIR/xcp_hub_1q_legacy.yaml TERMP=$P/xcp_terminal_plain.yaml
+	sed 's/separate_queues: true}/separate_queues: false, legacy: true}/' \
+		"$P/xcp_hub_shaper.yaml" >"$HUBP" ;;
 xcp1q) HUBP=$TB_DIR/xcp_hub_1q.yaml TERMP=$P/xcp_terminal_plain.yaml
 	sed 's/separate_queues: true/separate_queues: false/' "$P/xcp_hub_shaper.yaml" >"$HUBP" ;;
 droptail) HUBP=$TB_DIR/xcp_hub_off.yaml
 	sed 's/^xcp: {enabled: true}/xcp: {enabled: false}/' "$P/xcp_hub.yaml" >"$HUBP" ;;
-*) tb_fail "GW: xcp or droptail" ;;
+*) tb_fail "GW: xcp, droptail, legacy, xcp2q, xcp1q or legacy1q" ;;
 esac
 # XE_CAPACITY_BPS: the stage's capacity given (xcp.capacity_bps) instead of its default.
 if [ -n "${XE_CAPACITY_BPS:-}" ]; then
@@ -117,7 +123,7 @@ run_flows() {
 		--agent "$AGENT_FH" "$TB_DIR/agent-fh.json"
 	smp=$TB_LAST_PID
 	ssp=
-	if [ "${tag%%-*}" = d ]; then
+	if [ "${tag%%-*}" = d ] || [ "${tag%%-*}" = dl ]; then
 		# (d): the sender's kernel windows (ss -ti) and Router 1's queue.
 		tb_bg_local "$tag-ss" "$TB_PY" "$TB_E2E_DIR/xcp_analyze_d.py" sample "$TB_NS_FH" \
 			"$TB_E2E_DIR" "$TB_PREFIX-r1" "$t0" "$until" "$OUT/$GW-$tag-ss.json"
@@ -129,7 +135,7 @@ run_flows() {
 	[ -z "$ssp" ] || tb_wait_pid "$ssp" 20 || tb_fail "$tag: ss sampler failed"
 	# The link drains before the next scenario: satlink's queue empty.
 	case $GW in
-	xcp1q* | xcp2q*)
+	xcp1q* | xcp2q* | legacy1q*)
 		tb_box_wait_tel hub 30 /satgw/xcp \
 			'd["q_xcp_queue_bytes"] + d["q_other_queue_bytes"] == 0' ;;
 	*) tb_box_wait_tel hub 30 /satgw/satlink \
@@ -183,6 +189,11 @@ d_setup() {
 	tb_ns fh ip route replace 10.20.1.0/24 via "$TB_GW_FH" dev fh0 table 101
 	tb_ns fh ip rule add iif xdfb0 lookup 101 pref 90
 	tb_ns mh ip addr add 10.20.1.3/24 dev mh0
+	# dl: the plain CUBIC flows (source 10.10.0.3, main table, no TUN): 10.20.1.2 through
+	# Router 1, 10.20.1.4 straight.
+	tb_ns fh ip route replace 10.20.1.2/32 via 10.10.9.9 dev xdfa0 onlink src 10.10.0.3
+	tb_ns fh ip route replace 10.20.1.4/32 via "$TB_GW_FH" dev fh0 src 10.10.0.3
+	tb_ns mh ip addr add 10.20.1.4/24 dev mh0
 	R1_UP=1
 }
 
@@ -199,6 +210,18 @@ for sc in "$@"; do
 			fl+=("$i:0:$((XE_C_S - 1)):cubic:$XF" "$((100 + i)):0:$((XE_C_S - 1)):cubic:$PF")
 		done
 		run_flows "$sc" "$XE_C_S" "${fl[@]}" ;;
+	cu-*)
+		nx=$(echo "$sc" | cut -d- -f2)
+		no=$(echo "$sc" | cut -d- -f3)
+		fl=()
+		for i in $(seq 1 "$nx"); do fl+=("$i:0:$((XE_C_S - 1)):cubic:$XF"); done
+		for i in $(seq 1 "$no"); do fl+=("$((100 + i)):0:$((XE_C_S - 1)):cubic:$PF"); done
+		run_flows "$sc" "$XE_C_S" "${fl[@]}" ;;
+	dl | dl-*)
+		d_setup
+		t3=$((3 * XE_D_S))
+		run_flows "$sc" "$((t3 + 1))" "1:0:$t3:cubic:10.10.0.3:10.20.1.2" \
+			"2:$XE_D_S:$((2 * XE_D_S)):cubic:10.10.0.3:10.20.1.4" ;;
 	d | d-*)
 		d_setup
 		t3=$((3 * XE_D_S))
