@@ -18,7 +18,7 @@
       reads OUTDIR/GW-d[-R]-{recv,series,ss}.json; per run and phase (flow 1 alone,
       both, flow 1 alone again; each phase S (40) s, its first SETTLE (10) s left
       out): per-flow goodput, Jain's index, utilisation of the XCP link (goodput /
-      CAP, 9 Mbit/s) and of Router 1 (flow 1's goodput / R1, 6 Mbit/s), the XCP
+      CAP, 3 Mbit/s) and of Router 1 (flow 1's goodput / R1, 2 Mbit/s), the XCP
       queue (the hub's shaper), Router 1's queue and drops, each flow's kernel
       cwnd and cwnd_xcp and which of the two is the smaller (the mode: XCP when
       cwnd_xcp < cwnd), the flows' min RTT; the times the flows need to reach
@@ -287,7 +287,7 @@ def plot(out, results, img, fname):
         ax[2][c].plot(t, q, lw=1, label="XCP gateway queue (hub shaper)")
         r1 = [(s["t"], float(s["r1"]["queue_bytes"]) / 1e3) for s in ss if "r1" in s]
         ax[2][c].plot([x[0] for x in r1], [x[1] for x in r1], lw=1, color="brown",
-                      label="Router 1 queue (drop-tail, 100 packets)")
+                      label="Router 1 queue (drop-tail, 40 packets)")
         ax[2][c].set_ylabel("queue (kB)")
         ax[2][c].set_xlabel("time (s)")
         ax[2][c].legend(fontsize=6, loc="upper right")
@@ -348,7 +348,7 @@ def main():
         unequal_main(sys.argv[2:])
         return
     args = sys.argv[1:]
-    P, settle, cap, r1cap = 40.0, 10.0, 9e6, 6e6
+    P, settle, cap, r1cap = 40.0, 10.0, 3e6, 2e6
     pos = []
     while args:
         if args[0] in ("--phase", "--settle", "--cap", "--r1"):

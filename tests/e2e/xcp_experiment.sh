@@ -10,7 +10,9 @@
 #       without satlink at hub and terminal (xcp_hub_shaper.yaml, xcp_terminal_plain.yaml),
 #       the stage's own shaper at 9 Mbit/s is the bottleneck: xcp2q (separate XCP and
 #       other queues, the share adapted) or xcp1q (the same shaper with one queue);
-#       legacy: xcp_hub.yaml with xcp.legacy (plain TCP's ACKs clamped to its share)
+#       legacy: xcp_hub.yaml with xcp.legacy (plain TCP's ACKs clamped to its share);
+#       xcpd: the shaper at the seed's 3 Mbit/s, one queue (policies/xcp_d_hub.yaml), for d;
+#       legacyd: the same in legacy mode, for dl; legacy1q: xcp1q in legacy mode
 #   XE_CAPACITY_BPS (env): xcp.capacity_bps set (results then named GW-capN-...)
 #   SCENARIO (each run on the same boxes, one after the other):
 #     a          one CUBIC-XCP flow, XE_A_S (40) s
@@ -20,14 +22,13 @@
 #     c-K-R      K CUBIC-XCP against K plain CUBIC, all from 0 to XE_C_S (30) s; R: run tag
 #     d[-R]      the dynamic bottleneck (the seed's Fig. 8/9): CUBIC-XCP flow 1 through a
 #                drop-tail "Router 1" (policies/xcp_d_router1.yaml: a second emulator box
-#                inside fh, 6 Mbit/s, 100 packets, +200 ms) from 0 to 3 XE_D_S (40) s;
+#                inside fh, 2 Mbit/s, 40 packets, +200 ms) from 0 to 3 XE_D_S (40) s;
 #                CUBIC-XCP flow 2 (to mh's 10.20.1.3, not through Router 1) from XE_D_S
-#                to 2 XE_D_S. Meant for GW xcp1q with XE_EMU=xcp_d_emulator.yaml (330 ms
+#                to 2 XE_D_S. Meant for GW xcpd with XE_EMU=xcp_d_emulator.yaml (330 ms
 #                each way: base RTTs ~0.86 and ~0.66 s). Also writes GW-d-R-ss.json
 #                (the sender's ss -ti and Router 1's queue); xcp_analyze_d.py.
 #     cu-X-Y-R   X CUBIC-XCP against Y plain CUBIC (unequal counts), as c-K-R; xcp_analyze_d.py cu
-#     dl[-R]     (d) with plain CUBIC senders (no agent; GW legacy1q: the shaper's one queue
-#                in legacy mode): flow 1 to mh's 10.20.1.2 through Router 1, flow 2 to 10.20.1.4
+#     dl[-R]     (d) with plain CUBIC senders (no agent; GW legacyd: xcpd in legacy mode): flow 1 to mh's 10.20.1.2 through Router 1, flow 2 to 10.20.1.4
 #   XE_EMU (env): the emulator's policy file in policies/ (xcp_emulator.yaml)
 # Plain CUBIC flows use second addresses (fh 10.10.0.3, mh 10.20.1.2) routed past
 # the agents' TUNs. Writes OUTDIR/GW-SCENARIO-{recv,series}.json and the hub's
@@ -58,6 +59,10 @@ xcp) HUBP=$P/xcp_hub.yaml ;;
 xcp2q) HUBP=$P/xcp_hub_shaper.yaml TERMP=$P/xcp_terminal_plain.yaml ;;
 legacy) HUBP=$TB_DIR/xcp_hub_legacy.yaml
 	sed 's/^xcp: {enabled: true}/xcp: {enabled: true, legacy: true}/' "$P/xcp_hub.yaml" >"$HUBP" ;;
+xcpd) HUBP=$P/xcp_d_hub.yaml TERMP=$P/xcp_terminal_plain.yaml ;;
+legacyd) HUBP=$TB_DIR/xcp_d_hub_legacy.yaml TERMP=$P/xcp_terminal_plain.yaml
+	sed 's/separate_queues: false}/separate_queues: false, legacy: true}/' \
+		"$P/xcp_d_hub.yaml" >"$HUBP" ;;
 legacy1q) HUBP=$TB_DIR/xcp_hub_1q_legacy.yaml TERMP=$P/xcp_terminal_plain.yaml
 	sed 's/separate_queues: true}/separate_queues: false, legacy: true}/' \
 		"$P/xcp_hub_shaper.yaml" >"$HUBP" ;;
@@ -65,7 +70,7 @@ xcp1q) HUBP=$TB_DIR/xcp_hub_1q.yaml TERMP=$P/xcp_terminal_plain.yaml
 	sed 's/separate_queues: true/separate_queues: false/' "$P/xcp_hub_shaper.yaml" >"$HUBP" ;;
 droptail) HUBP=$TB_DIR/xcp_hub_off.yaml
 	sed 's/^xcp: {enabled: true}/xcp: {enabled: false}/' "$P/xcp_hub.yaml" >"$HUBP" ;;
-*) tb_fail "GW: xcp, droptail, legacy, xcp2q, xcp1q or legacy1q" ;;
+*) tb_fail "GW: xcp, droptail, legacy, xcp2q, xcp1q, legacy1q, xcpd or legacyd" ;;
 esac
 # XE_CAPACITY_BPS: the stage's capacity given (xcp.capacity_bps) instead of its default.
 if [ -n "${XE_CAPACITY_BPS:-}" ]; then
@@ -135,7 +140,7 @@ run_flows() {
 	[ -z "$ssp" ] || tb_wait_pid "$ssp" 20 || tb_fail "$tag: ss sampler failed"
 	# The link drains before the next scenario: satlink's queue empty.
 	case $GW in
-	xcp1q* | xcp2q* | legacy1q*)
+	xcp1q* | xcp2q* | legacy1q* | xcpd* | legacyd*)
 		tb_box_wait_tel hub 30 /satgw/xcp \
 			'd["q_xcp_queue_bytes"] + d["q_other_queue_bytes"] == 0' ;;
 	*) tb_box_wait_tel hub 30 /satgw/satlink \
