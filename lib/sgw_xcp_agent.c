@@ -79,6 +79,7 @@ static const char *const ctr_names[SGW_XCPA_C__COUNT] = {
 	[SGW_XCPA_C_FB_POS_BYTES] = "feedback_pos_bytes",
 	[SGW_XCPA_C_FB_NEG_BYTES] = "feedback_neg_bytes",
 	[SGW_XCPA_C_CWND_FLOOR] = "cwnd_at_floor",
+	[SGW_XCPA_C_CWND_CAPPED] = "cwnd_capped",
 	[SGW_XCPA_C_CLAMPED] = "rwnd_clamped",
 	[SGW_XCPA_C_EDGE_HELD] = "rwnd_edge_held",
 	[SGW_XCPA_C_NO_SCALE] = "rwnd_no_scale",
@@ -732,6 +733,27 @@ apply_feedback(struct sgw_xcpa *a, struct sgw_xcpa_flow *f, int32_t rev)
 		a->ctr[SGW_XCPA_C_FB_POS_BYTES] += (uint64_t)rev;
 	else if (rev < 0)
 		a->ctr[SGW_XCPA_C_FB_NEG_BYTES] += (uint64_t)(-(int64_t)rev);
+	/*
+	 * An increase goes no higher than 2 x bytes in flight + 2 MSS (room for
+	 * slow start's doubling per RTT; the legacy mode's cap). A flow held
+	 * below cwnd_xcp by another bottleneck (its CUBIC window rules) would
+	 * otherwise collect the XCP router's positive feedback without end: its
+	 * cwnd_xcp grew to ~8 BDP in the dynamic-bottleneck run (docs/xcp.md,
+	 * scenario (d)) and, when the XCP router became the bottleneck, never
+	 * came down to the share in time, so min(cwnd_cubic, cwnd_xcp) never
+	 * switched to XCP. The cap never lowers cwnd_xcp: only feedback does.
+	 */
+	if (rev > 0 && (f->state & SGW_XCPA_FS_UNA) && f->rtt.max_valid) {
+		int32_t d = sgw_seq_diff(f->rtt.snd_max, f->una);
+		int64_t cap = 2 * (int64_t)(d > 0 ? d : 0) + 2 * (int64_t)f->mss;
+
+		if (cap < (int64_t)f->cwnd_xcp)
+			cap = f->cwnd_xcp;
+		if (c > cap) {
+			c = cap;
+			a->ctr[SGW_XCPA_C_CWND_CAPPED]++;
+		}
+	}
 	/* cwnd_xcp = max(cwnd_xcp + feedback, 1 MSS) */
 	if (c <= (int64_t)f->mss) {
 		c = f->mss;

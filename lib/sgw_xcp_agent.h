@@ -222,6 +222,7 @@ enum sgw_xcpa_ctr {
 	SGW_XCPA_C_RTT_KARN,       /* timings abandoned on retransmission */
 	SGW_XCPA_C_ECHOED,         /* receiver: ACKs carrying reverse feedback */
 	SGW_XCPA_C_ECHO_SEGS,      /* receiver: data segments whose feedback was summed */
+	SGW_XCPA_C_CWND_CAPPED,    /* sender: an increase held at 2 x in flight + 2 MSS */
 	SGW_XCPA_C__COUNT
 };
 

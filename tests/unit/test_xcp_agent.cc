@@ -525,6 +525,9 @@ TEST(XcpAgent, CwndXcpFollowsFeedbackWithAnMssFloor)
 	EXPECT_EQ(fl->mss, 1400u);  // the smaller of the two SYNs' MSS
 	uint32_t c0 = fl->cwnd_xcp;
 	EXPECT_EQ(c0, 10u * 1400u);  // 10 MSS, set again at the SYN-ACK's MSS
+	// 1 MB in flight: increases stay below the cap (2 x in flight + 2 MSS).
+	Bytes far = p.Data(p.iss + 1 + 1000000, 1000);
+	p.snd.Out(far, p.now);
 	int64_t want = c0;
 	Rng rng(3);
 	for (int i = 0; i < 200; i++) {
@@ -542,6 +545,47 @@ TEST(XcpAgent, CwndXcpFollowsFeedbackWithAnMssFloor)
 	EXPECT_EQ(p.snd.C(SGW_XCPA_C_FEEDBACK), 202u);
 }
 
+// A flow held below cwnd_xcp by another bottleneck (scenario (d)): positive
+// feedback raises cwnd_xcp to 2 x in flight + 2 MSS at most; the cap never
+// lowers it; negative feedback still does.
+TEST(XcpAgent, CwndXcpIncreaseCappedAtTwiceInFlight)
+{
+	Pair p;
+	p.Handshake();
+	const sgw_xcpa_flow *fl = p.snd.Flow(p.base, p.now);
+	ASSERT_NE(fl, nullptr);
+	ASSERT_EQ(fl->mss, 1400u);
+	uint32_t nxt = p.iss + 1;
+	for (int i = 0; i < 10; i++) {
+		Bytes d = p.Data(nxt, 1400);
+		p.snd.Out(d, p.now);
+		nxt += 1400;
+	}
+	// Nothing acknowledged yet: 14000 in flight, the cap 2 x 14000 + 2 x 1400.
+	Bytes b = WithReverse(p.Ack(p.iss + 1, 1000), 1000000);
+	p.snd.In(b, p.now);
+	EXPECT_EQ(fl->cwnd_xcp, 30800u);
+	EXPECT_EQ(p.snd.C(SGW_XCPA_C_CWND_CAPPED), 1u);
+	// Below the cap an increase is applied whole.
+	b = WithReverse(p.Ack(p.iss + 1, 1000), -10000);
+	p.snd.In(b, p.now);
+	EXPECT_EQ(fl->cwnd_xcp, 20800u);
+	b = WithReverse(p.Ack(p.iss + 1, 1000), 5000);
+	p.snd.In(b, p.now);
+	EXPECT_EQ(fl->cwnd_xcp, 25800u);
+	EXPECT_EQ(p.snd.C(SGW_XCPA_C_CWND_CAPPED), 1u);
+	// All acknowledged (nothing in flight, cap 2800 < cwnd_xcp): an increase is
+	// refused, cwnd_xcp is not lowered to the cap, a decrease applies.
+	b = WithReverse(p.Ack(nxt, 1000), 5000);
+	p.snd.In(b, p.now);
+	EXPECT_EQ(fl->cwnd_xcp, 25800u);
+	EXPECT_EQ(p.snd.C(SGW_XCPA_C_CWND_CAPPED), 2u);
+	b = WithReverse(p.Ack(nxt, 1000), -1000);
+	p.snd.In(b, p.now);
+	EXPECT_EQ(fl->cwnd_xcp, 24800u);
+	EXPECT_STREQ(sgw_xcpa_ctr_name(SGW_XCPA_C_CWND_CAPPED), "cwnd_capped");
+}
+
 TEST(XcpAgent, ClampUsesTheWindowScaleOfTheHandshake)
 {
 	Pair p;
@@ -549,6 +593,8 @@ TEST(XcpAgent, ClampUsesTheWindowScaleOfTheHandshake)
 	p.ws_r = 9;  // the receiver's windows are in units of 512 bytes
 	p.Handshake();
 	const sgw_xcpa_flow *fl = p.snd.Flow(p.base, p.now);
+	Bytes far = p.Data(p.iss + 1 + 20000, 1000);  // 21000 in flight: room to grow
+	p.snd.Out(far, p.now);
 	// Bring cwnd_xcp to 20000 bytes.
 	Bytes b = WithReverse(p.Ack(p.iss + 1, 1000), 20000 - static_cast<int32_t>(fl->cwnd_xcp));
 	ASSERT_EQ(p.snd.In(b, p.now), SGW_XCPA_SEND);
