@@ -40,7 +40,8 @@
 #   S3_SCHEMES ("rwnd petra ackres"), S3_CHANNELS ("bad60 bad"), S3_RUNS (1),
 #   S3_FILE_KB (5120), S3_WAIT_S (40: the emulator's clock at the transfer's
 #   start in bad60, see below).
-# Not a test: it asserts that every transfer is intact and writes numbers.
+# Not a test: it writes numbers; a transfer that fails (reset, timeout) is
+# recorded with ok false and the runs go on.
 set -euo pipefail
 export TB_BUDGET=${TB_BUDGET:-7200}
 # shellcheck source=testbed.sh
@@ -252,7 +253,7 @@ for chan in $CHANNELS; do
 			tb_ns mh "${SX[@]}" client --host "$TB_IP_FH" --port "$port" --op get --conns 1 \
 				--file "$TB_DIR/big.bin" --timeout 900 --result "$TB_DIR/cli-$tag.json" \
 				>"$TB_DIR/cli-$tag.out" 2>&1 ||
-				{ cat "$TB_DIR/cli-$tag.out" >&2; tb_fail "$tag: the download was not intact"; }
+				{ cat "$TB_DIR/cli-$tag.out" >&2; tb_log "$tag: the download was NOT intact (recorded)"; }
 			t1=$(date +%s.%N)
 			nst1=$(nstat_json)
 			# a last second of samples (the relay empties, the ACKs come back)
