@@ -38,7 +38,7 @@
 #
 # Usage: split_seed003.sh SATGW OUT.json
 #   S3_SCHEMES ("rwnd petra ackres"), S3_CHANNELS ("bad60 bad"), S3_RUNS (1),
-#   S3_FILE_KB (5120), S3_WAIT_S (40: the emulator's clock at the transfer's
+#   S3_FILE_KB (5120), S3_WAIT_S (100: the emulator's clock at the transfer's
 #   start in bad60, see below).
 # Not a test: it writes numbers; a transfer that fails (reset, timeout) is
 # recorded with ok false and the runs go on.
@@ -52,7 +52,7 @@ SCHEMES=${S3_SCHEMES:-"rwnd petra ackres"}
 CHANNELS=${S3_CHANNELS:-"bad60 bad"}
 RUNS=${S3_RUNS:-1}
 FILE_KB=${S3_FILE_KB:-5120}
-WAIT_S=${S3_WAIT_S:-40}
+WAIT_S=${S3_WAIT_S:-100}
 LOSS_P=0.3457        # 1 - (1 - 1e-3)^(53 x 8)
 OUT=${2:?usage: split_seed003.sh SATGW OUT.json}
 OUT=$(readlink -f "$OUT")
@@ -237,6 +237,8 @@ for chan in $CHANNELS; do
 			tb_wait_path mh "$TB_IP_FH" 60
 			# bad60: start the transfer at WAIT_S s of the emulator's clock
 			clock=$("${PLOT[@]}" wait-clock "$(tb_box_prefix emu)" "$([ "$chan" = bad60 ] && echo "$WAIT_S" || echo 0)")
+			[ "$chan" != bad60 ] || "$TB_PY" -c "import sys; sys.exit(float(sys.argv[1]) > float(sys.argv[2]) + 1)" \
+				"$clock" "$WAIT_S" || tb_log "$tag: WARNING the boxes took until $clock s of the emulator's clock (> S3_WAIT_S $WAIT_S): the lossy period is shorter than 60 s (recorded)"
 			port=$(tb_rand_port)
 			rm -f "$TB_DIR/srv.ready"
 			tb_bg fh "srv-$tag" "${SX[@]}" serve --bind "$TB_IP_FH" --port "$port" --file "$TB_DIR/big.bin" \
