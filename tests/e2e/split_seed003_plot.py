@@ -216,6 +216,23 @@ def cmd_merge(out, recs):
     os.replace(tmp, out)
 
 
+def rto_events(r):
+    """The sender's RTOs seen in its ss samples (backoff rising from 0 with
+    cwnd 1: a persist timer backs off too, but leaves cwnd alone), each
+    with the longest pause of the hub's telemetry sampler within 1.5 s before
+    it: a pause of the sampler is a pause of the machine (2 cores, shared)."""
+    ss, hub = r["trace"]["ss"], r["trace"]["hub"]
+    gaps = [(hub[i][0], hub[i + 1][0]) for i in range(len(hub) - 1)]
+    ev, prev = [], 0
+    for p in ss:
+        b = p[4] or 0
+        if b > 0 and prev == 0 and p[1] == 1:
+            g = max([b2 - a for a, b2 in gaps if b2 >= p[0] - 1.5 and a <= p[0]], default=0)
+            ev.append((p[0], round(g, 2)))
+        prev = b
+    return ev
+
+
 def cmd_plot(inp, prefix):
     import matplotlib
     matplotlib.use("Agg")
@@ -286,17 +303,19 @@ def cmd_plot(inp, prefix):
 
     print("| channel | scheme | run | load | time s | timeouts | spurious RTOs | loss undo | "
           "TLPs | retrans segs | win probes | relay_clipped | withheld | anti_freeze | "
-          "occ max KB | occ mean KB | frozen share |")
-    print("|" + "---|" * 17)
+          "occ max KB | occ mean KB | frozen share | RTOs in ss (machine pause before) |")
+    print("|" + "---|" * 18)
     for r in runs:
         n, h = r["fh_nstat"], r["hub_split"]
-        print("| %s | %s | %d | %s | %.1f | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.1f | %s |" % (
+        ev = ", ".join("%.0f s (%.1f s)" % e for e in rto_events(r)) or "-"
+        print("| %s | %s | %d | %s | %.1f%s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f | %.1f | %s | %s |" % (
             r["channel"], r["scheme"], r["run"], r["load_before"].split()[0], r["seconds"],
+            "" if r["ok"] else " (RST after %d B)" % r["bytes"],
             n.get("TcpExtTCPTimeouts", 0), n.get("TcpExtTCPSpuriousRTOs", 0),
             n.get("TcpExtTCPLossUndo", 0), n.get("TcpExtTCPLossProbes", 0),
             n.get("TcpRetransSegs", 0), n.get("TcpExtTCPWinProbe", 0), h.get("relay_clipped", 0),
             h.get("acks_withheld", 0), h.get("anti_freeze", 0), (r["occ_max"] or 0) / 1000,
-            (r["occ_mean"] or 0) / 1000, r["ss_frozen_share"]))
+            (r["occ_mean"] or 0) / 1000, r["ss_frozen_share"], ev))
 
 
 def main():
