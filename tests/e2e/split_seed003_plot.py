@@ -264,7 +264,7 @@ def cmd_plot(inp, prefix):
                 ax.axhline(7, color="gray", ls=":", lw=0.6)
             if r.get("clean_from_s_seen"):
                 ax.axvline(r["clean_from_s_seen"], color="gray", lw=0.6)
-            ax.set_title("%s: %s\n%.1f s, %d timeouts, %d overflows" % (
+            ax.set_title("%s: %s\n%.1f s, %d timeouts, relay_clipped %d" % (
                 sc.upper(), ch, r["seconds"], r["fh_nstat"].get("TcpExtTCPTimeouts", 0),
                 r["hub_split"].get("relay_clipped", 0)), fontsize=8)
             ax.set_xlabel("s since connect", fontsize=8)
