@@ -1220,11 +1220,46 @@ split_account(const struct sgw_dp *dp, uint64_t *orig, uint64_t *cons)
 	}
 }
 
+/*
+ * Bytes the live halves' relays hold now, rx (from the local leg, waiting for
+ * the satellite) and tx (from the satellite, waiting for the local peer): a
+ * gauge for telemetry (seed 003's buffer traces, tests/e2e/split_seed003.sh).
+ * A scan of the pool from the telemetry thread while the worker runs: each
+ * relay's head and tail are loaded once, so it is a snapshot of each relay,
+ * not of the worker. Only on a telemetry read or the exit report.
+ */
+static void
+split_occupancy(const struct sgw_dp *dp, uint64_t occ[2])
+{
+	uint32_t i, k;
+
+	occ[0] = occ[1] = 0;
+	for (i = 0; i < dp->n_workers; i++) {
+		const struct sp_worker *x;
+
+		if (dp->workers[i] == NULL || (x = SPW(dp->workers[i])) == NULL)
+			continue;
+		for (k = 0; k < x->pool.cap; k++) {
+			uint32_t nx = __atomic_load_n(&x->pool.next[k], __ATOMIC_RELAXED);
+			const struct sgw_split *sp;
+
+			/* free: a free-list link (< cap) or SGW_POOL_NONE; else in use */
+			if (nx < x->pool.cap || nx == SGW_POOL_NONE)
+				continue;
+			sp = sgw_pool_get(&x->pool, k);
+			occ[0] += (uint32_t)(__atomic_load_n(&sp->rx.tail, __ATOMIC_RELAXED) -
+					     __atomic_load_n(&sp->rx.head, __ATOMIC_RELAXED));
+			occ[1] += (uint32_t)(__atomic_load_n(&sp->tx.tail, __ATOMIC_RELAXED) -
+					     __atomic_load_n(&sp->tx.head, __ATOMIC_RELAXED));
+		}
+	}
+}
+
 /* Every counter by name: the stage's, its bypass reasons, the halves' (lib). */
 static void
 split_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void *ctx)
 {
-	uint64_t relay = 0;
+	uint64_t relay = 0, occ[2];
 	uint32_t i;
 	int k;
 
@@ -1234,6 +1269,9 @@ split_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void *ctx)
 			relay += __atomic_load_n(&SPW(dp->workers[i])->relay_used,
 						 __ATOMIC_RELAXED);
 	fn(ctx, "relay_bytes", relay);
+	split_occupancy(dp, occ);
+	fn(ctx, "relay_occ_rx", occ[0]);
+	fn(ctx, "relay_occ_tx", occ[1]);
 	for (k = 0; k < SGW_SPD__COUNT; k++)
 		fn(ctx, sp_ctr_names[k], sgw_split_dp_ctr(dp, (enum sgw_spd_ctr)k));
 	for (k = 0; k < SGW_SPD_BYP__COUNT; k++)
