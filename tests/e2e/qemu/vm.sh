@@ -131,6 +131,8 @@ vm_stop() {
 		kill -KILL "$VM_PID" 2>/dev/null || true
 	fi
 	[ -z "$VM_CAT" ] || kill "$VM_CAT" 2>/dev/null || true
-	exec 7>&- 2>/dev/null || true
+	# In braces: `exec 7>&- 2>/dev/null` would send the caller's stderr to
+	# /dev/null for good (exec applies every redirection to the shell).
+	{ exec 7>&-; } 2>/dev/null || true
 	VM_PID=
 }
