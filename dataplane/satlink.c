@@ -680,7 +680,7 @@ pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 	while (!sgw_ring_empty(&ss->fqr)) {
 		struct sgw_arq_out *out;
 		struct rte_mbuf *m;
-		uint16_t ch;
+		uint16_t ch, port;
 		int rc;
 
 		if (sgw_ring_count(&ss->pqr) >= ss->pq_low) {
@@ -694,13 +694,20 @@ pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 			break;  /* the re-inject queue first: later */
 		m = ss->fq[sgw_ring_head(&ss->fqr)];
 		ch = m->port == SL_H_CHANNEL ? m->vlan_tci : 0;
+		port = m->port;
 		m->port = SL_H_RELIABLE;
 		rc = sgw_arq_send(ss->arq, w->now_ns, ch, (uint64_t)(uintptr_t)m,
 				  rte_pktmbuf_pkt_len(m), 0, out);
 
 		if (rc == -ENOBUFS || rc == -EAGAIN) {
-			/* Window and the ARQ's queue full, or resetting: later. What the
-			 * refusal emitted (a reset's releases) is this session's. */
+			/*
+			 * Window and the ARQ's queue full, or resetting: later. The
+			 * packet stays queued with its own tag: a stream message keeps
+			 * its channel (retagged reliable, it once left on channel 0,
+			 * where the far end drops it as not IP). What the refusal
+			 * emitted (a reset's releases) is this session's.
+			 */
+			m->port = port;
 			run_actions(w, s, ss);
 			break;
 		}

@@ -220,7 +220,8 @@ protected:
 	std::vector<Bytes> client_out, server_out;   /* IP packets the peers send */
 	std::vector<Bytes> at_server;                /* IP packets the hub sent toward the core */
 	bool server_listens = true;
-	bool client_listens = false;  /* a hub-side opener's test: the LAN host listens */
+	bool client_listens = false;
+	std::string sl_extra;  /* more satlink keys, both boxes */  /* a hub-side opener's test: the LAN host listens */
 	/* The hub's split rule (named web): the server's ports, or a terminal's LAN. */
 	std::string hub_web = "{name: web, match: {proto: tcp, dst_ports: [80]}, action: count, "
 			      "next_hop: to-fh}";
@@ -443,7 +444,7 @@ protected:
 	std::string satlink(const std::string &extra) const
 	{
 		return "satlink: {port: sat, forward_rate_bps: 20000000, "
-		       "return_rate_bps: 20000000, rtt_ms: 110" + extra + "}\n";
+		       "return_rate_bps: 20000000, rtt_ms: 110" + sl_extra + extra + "}\n";
 	}
 
 	std::string hub_yaml()
@@ -1014,4 +1015,34 @@ TEST_F(SplitStage, Ipv6SynWithExtensionHeaderBypassed)
 	EXPECT_EQ(at_server[0], ip);
 	EXPECT_EQ(sgw_split_dp_bypass(term.get(), SGW_SPD_BYP_IPV6_EXT), 1u);
 	EXPECT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_OPENED), 0u);
+}
+
+/*
+ * A satlink send window far below the link's bandwidth-delay product: the
+ * stream's messages meet a full window again and again and wait in the
+ * session's queue. Each must still leave on its own channel (a refused send
+ * once left the message tagged for channel 0: the far end dropped it as
+ * not IP and both legs were reset).
+ */
+TEST_F(SplitStage, SatlinkWindowFullKeepsTheChannel)
+{
+	sl_extra = ", window_max: 64";
+	/* Credit beyond the window and the ARQ's queue (64 + 256 frames). */
+	term_split = "split: {relay_connection_bytes: 1048576, relay_terminal_bytes: 4194304, "
+		     "relay_worker_bytes: 4194304}\n";
+	hub_split = term_split;
+	start();
+	session_up();
+	server.to_send = 600000;
+	ClientConnect(40000, 200000);
+	run_until(now + 20000000000ull);
+	EXPECT_TRUE(Bytewise(server.rx, 11, 200000)) << "server got " << server.rx.size();
+	EXPECT_TRUE(Bytewise(client.rx, 22, 600000)) << "client got " << client.rx.size();
+	EXPECT_TRUE(client.events & SGW_TCP_EV_PEER_FIN);
+	EXPECT_TRUE(server.events & SGW_TCP_EV_PEER_FIN);
+	EXPECT_EQ(sgw_split_dp_lib_ctr(term.get(), SGW_SPLIT_C_PROTO_ERR), 0u);
+	EXPECT_EQ(sgw_split_dp_lib_ctr(hub.get(), SGW_SPLIT_C_PROTO_ERR), 0u);
+	sgw_sl_pub p;
+	sgw_sl_read(hub.get(), 0, &p);
+	EXPECT_GT(p.arq.window_full, 0u) << "the window was never full: the test shows nothing";
 }
