@@ -35,7 +35,9 @@ CHUNK = 65536
 
 
 def ename(e):
-    if isinstance(e, socket.timeout):
+    # socket.timeout is TimeoutError (Python 3.10), whose errno is ETIMEDOUT when
+    # the kernel timed the connection out, None when the socket's timeout fired.
+    if e.errno is None and isinstance(e, socket.timeout):
         return "stall"
     return errno.errorcode.get(e.errno or 0, str(e)) or str(e)
 
