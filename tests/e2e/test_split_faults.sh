@@ -32,7 +32,7 @@
 #      forwarded (ports 9100-9199), run at once; when every one is mid-transfer
 #      fh0 goes down and the server process is SIGKILLed (nothing from fh ever
 #      again). Forwarded (as without satgw): the upload ends in ETIMEDOUT
-#      (mh's tcp_retries2 is set to 3; with 4: 41 s after its last write),
+#      (mh's tcp_retries2 is set to 4: 41 s after its last write once),
 #      the download waits (the client's deadline, 45 s, ends it as "stall"). Split: the client's leg is
 #      the terminal's, so the client's own timers never fire; each ends in a
 #      RST from satgw when the hub's half saw nothing for idle_timeout_ms (20 s;
@@ -75,9 +75,10 @@ head -c "$((SF_FILE_KB * 1024))" /dev/urandom >"$TB_DIR/big.bin"
 head -c "$((SF_SMALL_KB * 1024))" /dev/urandom >"$TB_DIR/small.bin"
 head -c "$((SF_UP_KB * 1024))" /dev/urandom >"$TB_DIR/up.bin"
 # The forwarded upload of phase 4 ends by the client's own retransmission
-# bound: 3 retries (Linux: past 15 x 200 ms from the first retransmission, at
-# the next RTO; the RTO over the queued satellite path is seconds long).
-tb_ns mh sysctl -qw net.ipv4.tcp_retries2=3
+# bound: 4 retries (Linux: past 31 x 200 ms from the first retransmission, at
+# the next RTO; the RTO over the queued satellite path is seconds long). With
+# 3, uploads (split and forwarded) ended in ETIMEDOUT with no fault at all.
+tb_ns mh sysctl -qw net.ipv4.tcp_retries2=4
 
 # ---- boxes ---------------------------------------------------------------------
 # box_launch BOX POLICY LCORES, then box_ready BOX: tb_box_start in two halves
