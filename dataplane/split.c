@@ -111,7 +111,7 @@ static const char *const sp_cons_names[SP_CONS__COUNT] = { "split_segs_consumed"
 
 static const char *const sp_ctr_names[SGW_SPD__COUNT] = {
 	"opened", "accepted", "closed", "refused", "late_msgs", "no_mbuf", "timer_full",
-	"relay_bytes_max", "aborted_restart", "tw_reused",
+	"relay_bytes_max", "aborted_restart", "tw_reused", "restart_probes",
 };
 static const char *const sp_byp_names[SGW_SPD_BYP__COUNT] = {
 	"bypassed_not_syn", "bypassed_ipv6_ext", "bypassed_fragment", "bypassed_no_session",
@@ -860,6 +860,91 @@ split_chan_rx(struct sgw_worker *w, uint32_t sess, uint16_t ch, struct rte_mbuf 
 }
 
 /*
+ * Before an open half is given up for its satlink peer's restart: a bare SYN
+ * toward the far TCP peer (the one across the satellite) as if from the
+ * local peer, sent on the satlink port outside the session (as satlink's own
+ * bypass sends), to the satlink peer's MAC. The far gateway has lost the
+ * connection, and its far peer may have nothing to send (a client waiting
+ * for the next byte of a download): without this nothing would ever reach it
+ * and it would wait for ever. A SYN inside a live connection is answered by
+ * a challenge ACK (RFC 5961 4.2), which crosses both gateways untouched (a
+ * flow that does not start with a SYN is bypassed) to the local peer, which
+ * the abort has just reset: its RST (seq = the ACK's ack, RFC 9293 3.10.7.1)
+ * ends the far peer's connection, as RFC 5961 means a restarted peer's to.
+ * Best effort: a lost SYN or ACK leaves the far peer to its own timers.
+ */
+static void
+restart_probe(struct sp_worker *x, struct sp_obj *o)
+{
+	const struct sgw_split *sp = &o->sp;
+	struct sgw_worker *w = x->w;
+	const struct sgw_sl *sl = sgw_sl_of(w->dp);
+	const uint8_t *src, *dst;
+	uint16_t sport, dport, csum;
+	struct rte_ipv4_hdr *ip;
+	struct rte_ether_hdr *eh;
+	struct rte_mbuf *m;
+	uint8_t *p, *tcp;
+	const uint32_t len = RTE_ETHER_HDR_LEN + (uint32_t)sizeof(*ip) + 20u;
+
+	if (sl == NULL || sl->pidx < 0 || sp->addr.ipv6 || sp->state != SGW_SPLIT_S_OPEN)
+		return;
+	if (sp->role == SGW_SPLIT_OPENER) {
+		/* the terminal: the client speaks to the server */
+		src = sp->addr.saddr;
+		dst = sp->addr.daddr;
+		sport = sp->addr.sport;
+		dport = sp->addr.dport;
+	} else {
+		/* the hub: the server speaks to the client */
+		src = sp->addr.daddr;
+		dst = sp->addr.saddr;
+		sport = sp->addr.dport;
+		dport = sp->addr.sport;
+	}
+	m = rte_pktmbuf_alloc(w->dp->pool);
+	if (m == NULL || (p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len)) == NULL) {
+		x->ctr[SGW_SPD_NO_MBUF]++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	eh = (struct rte_ether_hdr *)p;
+	rte_ether_addr_copy(&sl->peer_mac, &eh->dst_addr);
+	rte_ether_addr_copy(&w->dp->ports[sl->pidx].mac, &eh->src_addr);
+	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ip = (struct rte_ipv4_hdr *)(p + RTE_ETHER_HDR_LEN);
+	memset(ip, 0, sizeof(*ip));
+	ip->version_ihl = 0x45;
+	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + 20u));
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = 6;
+	memcpy(&ip->src_addr, src, 4);
+	memcpy(&ip->dst_addr, dst, 4);
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	tcp = (uint8_t *)(ip + 1);
+	memset(tcp, 0, 20);
+	tcp[0] = (uint8_t)(sport >> 8);
+	tcp[1] = (uint8_t)sport;
+	tcp[2] = (uint8_t)(dport >> 8);
+	tcp[3] = (uint8_t)dport;
+	/* any sequence number: the far peer challenges a SYN wherever it falls */
+	tcp[4] = (uint8_t)(sp->tcp.iss >> 24);
+	tcp[5] = (uint8_t)(sp->tcp.iss >> 16);
+	tcp[6] = (uint8_t)(sp->tcp.iss >> 8);
+	tcp[7] = (uint8_t)sp->tcp.iss;
+	tcp[12] = 5u << 4;
+	tcp[13] = 0x02;                 /* SYN */
+	tcp[14] = 0x04;                 /* window 1024 */
+	csum = sgw_tcp_csum_ipv4(src, dst, tcp, 20, NULL, 0);
+	tcp[16] = (uint8_t)(csum >> 8);
+	tcp[17] = (uint8_t)csum;
+	x->orig[SP_ORIG_SEGS]++;
+	x->ctr[SGW_SPD_RESTART_PROBES]++;
+	sgw_tx(w, (uint16_t)sl->pidx, m, x->s->pol.workers.burst);
+}
+
+/*
  * satlink: the peer of session sess restarted. Every half on it is given up:
  * RST to its local peer (sgw_split_abort), never a stream that silently lost
  * bytes.
@@ -881,6 +966,7 @@ split_sess_restart(struct sgw_worker *w, uint32_t sess)
 		    o->sess != sess)
 			continue;
 		x->ctr[SGW_SPD_ABORTED_RESTART]++;
+		restart_probe(x, o);
 		sgw_split_abort(&x->env, &o->sp, w->now_ns, 0, &out);
 		/* Whatever the abort asked, the half goes now (its timers with it). */
 		half_free(x, o);

@@ -55,6 +55,8 @@ enum sgw_spd_ctr {
 	SGW_SPD_ABORTED_RESTART,        /* halves given up: their satlink peer restarted */
 	SGW_SPD_TW_REUSED,              /* an OPEN took over a tuple whose acceptor half
 					 * was in TIME-WAIT (the old half freed) */
+	SGW_SPD_RESTART_PROBES,         /* SYNs sent toward the far peer of a half given up
+					 * for a restart (split_sess_restart) */
 	SGW_SPD__COUNT
 };
 
