@@ -77,6 +77,7 @@ STREAM_HDR = 5          # DATA message header (type + offset)
 TCP_PAYLOAD = 1448
 SERVER_PORT = 5201      # not in the terminal's spoofed range (9000-9099)
 SPOOF_PORT = 9001
+STALL_S = 0.2           # a read that waited this long ends a stall (20 Mbit/s: one every ms)
 
 DRIVER = r'''
 set -euo pipefail
@@ -88,6 +89,9 @@ tb_box_start emu "$B_OUT/emu.yaml" 1
 tb_box_start hub "$B_OUT/hub.yaml" 0
 tb_box_start term "$B_OUT/term.yaml" 0
 tb_wait_path mh "$TB_IP_FH" 30
+# no per-destination metrics (ssthresh) carried from one connection to the next
+tb_ns fh sysctl -qw net.ipv4.tcp_no_metrics_save=1
+tb_ns mh sysctl -qw net.ipv4.tcp_no_metrics_save=1
 tb_bg fh server /usr/bin/python3 "$B_SELF" serve --bind "$TB_IP_FH" --port "$B_PORT" --cc "$B_CC"
 tb_wait_listen fh "$B_PORT"
 if [ "$B_PORT2" != 0 ]; then
@@ -162,7 +166,6 @@ def client(a):
     """--conns downloads at once (threads), each for --seconds from its connect()
     (infinite) or of --size bytes. Per connection: connect_s, first_byte_s,
     bytes, seconds, per-second byte counts, the longest gap between reads."""
-    res = [None] * a.conns
     start = threading.Event()
 
     def one(i):
@@ -201,6 +204,9 @@ def client(a):
                     r["first_byte_s"] = now - t0
                 else:
                     gap = max(gap, now - last)
+                    if now - last >= STALL_S:
+                        r["stalls"] = r.get("stalls", 0) + 1
+                        r["stall_s"] = r.get("stall_s", 0.0) + (now - last)
                 last = now
                 sec = int(now - t0)
                 while len(r["per_s"]) <= sec:
@@ -216,14 +222,25 @@ def client(a):
             s.close()
         res[i] = r
 
-    ts = [threading.Thread(target=one, args=(i,)) for i in range(a.conns)]
-    for t in ts:
-        t.start()
-    start.set()
-    for t in ts:
-        t.join()
+    sizes = [int(x) for x in str(a.size).split(",")]
+    allres = []
+    for sz in sizes:
+        # several sizes: one connection after the other (objects), each its own
+        a.size = sz
+        res = [None] * a.conns
+        start.clear()
+        ts = [threading.Thread(target=one, args=(i,)) for i in range(a.conns)]
+        for t in ts:
+            t.start()
+        start.set()
+        for t in ts:
+            t.join()
+        for x in res:
+            if x is not None:
+                x["size"] = sz
+        allres += res
     with open(a.out, "w") as f:
-        json.dump({"conns": res, "seconds": a.seconds, "size": a.size}, f)
+        json.dump({"conns": allres, "seconds": a.seconds, "size": sizes[0]}, f)
 
 
 def ss_server(ns, port):
@@ -391,7 +408,7 @@ def one_run(a, tag, mode, channel, conns=1, seconds=None, size=0, port=SERVER_PO
     hub = write_policies(a, out, mode, channel)
     secs = seconds if seconds is not None else a.seconds
     cc = cc or ("bbr" if mode == "bbr" else "cubic")
-    cargs = "--port %d --port2 %d --conns %d --seconds %g --size %d" % (
+    cargs = "--port %d --port2 %d --conns %d --seconds %g --size %s" % (
         port, port2, conns, secs, size)
     env = dict(os.environ, B_E2E=E2E, B_SATGW=a.satgw, B_OUT=out, B_SELF=os.path.abspath(__file__),
                B_PORT=str(port), B_PORT2=str(port2), B_CC=cc, B_CLIENT_ARGS=cargs,
@@ -400,16 +417,24 @@ def one_run(a, tag, mode, channel, conns=1, seconds=None, size=0, port=SERVER_PO
         f.write(DRIVER)
     load0 = os.getloadavg()
     t0 = time.monotonic()
-    with open(os.path.join(out, "driver.log"), "w") as lf:
-        try:
-            rc = subprocess.call(["bash", os.path.join(out, "driver.sh")], env=env, stdout=lf,
-                                 stderr=subprocess.STDOUT, timeout=secs + 240)
-        except subprocess.TimeoutExpired:
-            rc = -1
+    attempts = 0
+    while True:
+        # A box that does not answer its telemetry within testbed.sh's 20 s (a
+        # loaded machine) fails the run before the download: start it again.
+        attempts += 1
+        with open(os.path.join(out, "driver.log"), "w") as lf:
+            try:
+                rc = subprocess.call(["bash", os.path.join(out, "driver.sh")], env=env,
+                                     stdout=lf, stderr=subprocess.STDOUT, timeout=secs + 240)
+            except subprocess.TimeoutExpired:
+                rc = -1
+        if os.path.exists(os.path.join(out, "client.json")) or attempts >= a.attempts:
+            break
     r = {"tag": tag, "mode": mode, "channel": channel, "cc": cc, "seconds": secs,
-         "rate_bps": a.rate, "driver_rc": rc, "wall_s": round(time.monotonic() - t0, 1),
+         "rate_bps": a.rate, "driver_rc": rc, "attempts": attempts, "wall_s": round(time.monotonic() - t0, 1),
          "loadavg_before": [round(x, 2) for x in load0],
-         "loadavg_after": [round(x, 2) for x in os.getloadavg()], "dir": out}
+         "loadavg_after": [round(x, 2) for x in os.getloadavg()], "dir": out,
+         "commit": a.commit}
     if mode == "split" or mode == "satlink":
         r["frame_size"] = hub["satlink"].get("frame_size", 1400)
         r["retx_copies"] = hub["satlink"].get("retx_copies", 2)
@@ -431,7 +456,7 @@ def one_run(a, tag, mode, channel, conns=1, seconds=None, size=0, port=SERVER_PO
         r["error"] = "; ".join(errs)
     tot = sum(c["bytes"] for c in cl["conns"] if c)
     r["bytes"] = tot
-    if size == 0:
+    if str(size) == "0":
         r["goodput_bps"] = tot * 8 / secs
         r["goodput_fraction"] = r["goodput_bps"] / a.rate
         r["per_conn_fraction"] = [c["bytes"] * 8 / secs / a.rate for c in cl["conns"] if c]
@@ -474,6 +499,10 @@ def cmd_run(a):
         if c not in CHANNELS:
             die("unknown channel %s" % c)
     runs = []
+    if a.resume and a.json and os.path.exists(a.json):
+        # keep the runs that gave a result; run again what failed or is missing
+        runs = [r for r in json.load(open(a.json))["runs"] if "goodput_fraction" in r]
+    done = {r["tag"] for r in runs}
     t0 = time.monotonic()
     print("split goodput: modes %s, channels %s, %g s each, %d rep(s); work dir %s" % (
         modes, chans, a.seconds, a.reps, a.workdir), flush=True)
@@ -481,6 +510,8 @@ def cmd_run(a):
         for ch in chans:
             for m in modes:
                 tag = "%s-%s-%d" % (ch, m, rep)
+                if tag in done:
+                    continue
                 r = one_run(a, tag, m, ch)
                 r["rep"] = rep
                 runs.append(r)
@@ -498,7 +529,7 @@ def cmd_run(a):
 
 
 def save(a, runs, t0, final=False):
-    res = {"argv": shlex.join(sys.argv), "satgw": a.satgw, "rate_bps": a.rate,
+    res = {"argv": shlex.join(sys.argv), "satgw": a.satgw, "commit": a.commit, "rate_bps": a.rate,
            "delay_ms": 270, "return_rate_bps": 2e6, "seconds_total": round(time.monotonic() - t0),
            "workdir": a.workdir, "loadavg_end": os.getloadavg(), "nproc": os.cpu_count(),
            "runs": runs}
@@ -592,26 +623,32 @@ def plot(res, png):
 
 
 def cmd_objects(a):
+    """One chain per variant; the client fetches the objects one after the
+    other, each on its own connection (no metrics kept between them)."""
     runs = []
     t0 = time.monotonic()
-    sizes = [int(x) for x in a.sizes.split(",")]
     variants = [("split-e2e", "split", SERVER_PORT), ("split-spoofed", "split", SPOOF_PORT),
                 ("satlink", "satlink", SERVER_PORT), ("cubic", "cubic", SERVER_PORT)]
+    sizes = [int(x) for x in a.sizes.split(",")]
     for rep in range(a.reps):
         for name, mode, port in variants:
-            for sz in sizes:
-                tag = "obj-%s-%s-%d-%d" % (a.channel, name, sz, rep)
-                r = one_run(a, tag, mode, a.channel, seconds=120, size=sz, port=port)
-                r["variant"], r["size"], r["rep"] = name, sz, rep
-                c = (r.get("conns") or [None])[0] or {}
-                r["connect_s"], r["first_byte_s"] = c.get("connect_s"), c.get("first_byte_s")
-                r["last_byte_s"] = c.get("seconds") if c.get("bytes") == sz else None
-                runs.append(r)
-                print("  %-36s connect %s first byte %s last byte %s  load %s%s" % (
-                    tag, fmt(r["connect_s"]), fmt(r["first_byte_s"]), fmt(r["last_byte_s"]),
-                    r["loadavg_before"][0], ("  ERROR " + r["error"]) if "error" in r else ""),
-                    flush=True)
-                save(a, runs, t0)
+            tag = "obj-%s-%s-%d" % (a.channel, name, rep)
+            r = one_run(a, tag, mode, a.channel, seconds=120, size=a.sizes, port=port)
+            r["variant"], r["rep"] = name, rep
+            r["objects"] = []
+            for c in r.get("conns") or []:
+                if not c:
+                    continue
+                o = {"size": c.get("size"), "connect_s": c.get("connect_s"),
+                     "first_byte_s": c.get("first_byte_s"), "error": c.get("error"),
+                     "last_byte_s": c.get("seconds") if c.get("bytes") == c.get("size") else None}
+                r["objects"].append(o)
+                print("  %-28s %9d B: connect %s first byte %s last byte %s  load %s%s" % (
+                    tag, o["size"], fmt(o["connect_s"]), fmt(o["first_byte_s"]),
+                    fmt(o["last_byte_s"]), r["loadavg_before"][0],
+                    ("  ERROR " + o["error"]) if o["error"] else ""), flush=True)
+            runs.append(r)
+            save(a, runs, t0)
     save(a, runs, t0)
 
 
@@ -624,10 +661,12 @@ def cmd_concurrent(a):
             r = one_run(a, tag, "split", a.channel, conns=n)
             r["n_conns"], r["rep"] = n, rep
             runs.append(r)
-            print("  %-26s total %s per stream %s gaps %s  load %s%s" % (
+            print("  %-26s total %s per stream %s longest gaps %s stalls %s  load %s%s" % (
                 tag, fmt(r.get("goodput_fraction")),
                 ", ".join(fmt(x) for x in r.get("per_conn_fraction") or []),
                 ", ".join("%.2f" % (c.get("max_gap_s") or 0) for c in r.get("conns") or [] if c),
+                ", ".join("%d/%.1fs" % (c.get("stalls", 0), c.get("stall_s", 0))
+                          for c in r.get("conns") or [] if c),
                 r["loadavg_before"][0], ("  ERROR " + r["error"]) if "error" in r else ""),
                 flush=True)
             save(a, runs, t0)
@@ -645,6 +684,8 @@ def main():
         p.add_argument("--rate", type=float, default=20e6)
         p.add_argument("--seconds", type=float, default=60)
         p.add_argument("--reps", type=int, default=1)
+        p.add_argument("--attempts", type=int, default=4,
+                       help="starts of a run whose boxes did not come up (4)")
         p.add_argument("--workdir")
         p.add_argument("--json")
         p.add_argument("--plot")
@@ -652,6 +693,8 @@ def main():
                        help="SECTION.KEY=VALUE in the hub and terminal policies (every mode "
                        "whose policy has SECTION), e.g. satlink.frame_size=750")
         if name == "run":
+            p.add_argument("--resume", action="store_true",
+                           help="keep the runs of --json that have a result, run the others")
             p.add_argument("--modes", default=",".join(MODES))
             p.add_argument("--channels", default="ber0,ber1e-5,ber1e-6,ge")
         if name == "objects":
@@ -673,7 +716,8 @@ def main():
     p.add_argument("--port2", type=int, default=0)
     p.add_argument("--conns", type=int, default=1)
     p.add_argument("--seconds", type=float, default=60)
-    p.add_argument("--size", type=int, default=0)
+    p.add_argument("--size", default="0", help="bytes per download (0: for --seconds); "
+                   "a comma-separated list: one connection after the other")
     p.add_argument("--cc", default="cubic")
     p.add_argument("--out", required=True)
     p = sub.add_parser("sample")
@@ -697,6 +741,8 @@ def main():
     if not os.access(a.satgw, os.X_OK):
         die("no satgw binary at %s" % a.satgw)
     a.satgw = os.path.abspath(a.satgw)
+    a.commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
     a.workdir = a.workdir or tempfile.mkdtemp(prefix="satgw-sg-goodput-")
     os.makedirs(a.workdir, exist_ok=True)
     {"run": cmd_run, "objects": cmd_objects, "concurrent": cmd_concurrent}[a.cmd](a)
