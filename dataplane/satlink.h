@@ -94,6 +94,7 @@ struct sgw_sl_sess {
 	uint64_t timer_at;
 	uint64_t ns_per_kbit;           /* pacing: ns per 1000 bits at the rate (x1000) */
 	uint64_t pace_next_ns;          /* when the next paced frame may leave */
+	bool pace_idle;                 /* pacer and feed queue were empty: nothing owed */
 	struct sgw_ring pqr;            /* which slots of pq are held */
 	uint32_t pq_low;                /* feed the ARQ while the pacer holds fewer frames */
 	struct rte_mbuf **pq;           /* built frames waiting for the line */

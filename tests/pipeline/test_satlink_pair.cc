@@ -737,6 +737,74 @@ TEST_F(SatlinkPair, PacesDataFramesAtTheLinkRate)
 }
 
 /*
+ * A worker on a shared core comes back late (a scheduler slice, ~10 ms): the
+ * pacer sends the line time it owes the frames that waited, so the line is
+ * not idle for the rest of every absence. With 1 ms of catch-up, 200 frames
+ * took ~4x their line time at one wakeup per 8 ms.
+ */
+TEST_F(SatlinkPair, LateWakeupsCatchUpTheLine)
+{
+	start(hub_yaml(), term_yaml());
+	run_until(300000000);
+	for (uint32_t i = 0; i < 200; i++)
+		inject(hub.get(), terr, downlink(i));
+	const uint64_t step = 8000000;  /* the worker runs once per 8 ms */
+	uint64_t t0 = now, first = 0, last = 0, n = 0, burst = 0;
+	for (; now <= t0 + 400000000ull; now += step) {
+		sgw_worker_iter(hub->workers[0], tsc_at(hub.get(), now));
+		sgw_worker_flush(hub->workers[0]);
+		uint64_t k = 0;
+		for (auto *m : hsat.take()) {
+			const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+			if (rte_pktmbuf_pkt_len(m) > 1000 && !(d[14 + 1] & SGW_SL_F_RETX)) {
+				if (n++ == 0)
+					first = now;
+				last = now;
+				k++;
+			}
+			rte_pktmbuf_free(m);
+		}
+		burst = std::max(burst, k);
+	}
+	ASSERT_EQ(n, 200u);
+	double line = 200 * (1400.0 + 14 + 22) * 8 / 20e6 * 1e9;  /* 115 ms */
+	/* Within one wakeup of the line time (it was ~4x with 1 ms of catch-up). */
+	EXPECT_LE(double(last - first), line + double(step)) << "frames per wakeup at most " << burst;
+	/* No more than the absence's line time at once (plus the frame due now). */
+	EXPECT_LE(burst, uint64_t(double(step) / (line / 200) + 2));
+}
+
+/*
+ * A frame that reaches an empty pacer after the link was idle leaves at once
+ * and the next ones at the line rate: an idle link owes no catch-up burst.
+ */
+TEST_F(SatlinkPair, IdleLinkDoesNotBurst)
+{
+	start(hub_yaml(), term_yaml());
+	run_until(300000000);
+	/* idle for 100 ms: only the hub runs, nothing to send */
+	for (uint64_t end = now + 100000000ull; now < end; now += 1000000)
+		sgw_worker_iter(hub->workers[0], tsc_at(hub.get(), now));
+	for (uint32_t i = 0; i < 40; i++)
+		inject(hub.get(), terr, downlink(i));
+	uint64_t n = 0, k0 = 0;
+	for (int it = 0; it < 3; it++, now += 100000) {
+		sgw_worker_iter(hub->workers[0], tsc_at(hub.get(), now));
+		sgw_worker_flush(hub->workers[0]);
+		for (auto *m : hsat.take()) {
+			if (rte_pktmbuf_pkt_len(m) > 1000)
+				n++;
+			rte_pktmbuf_free(m);
+		}
+		if (it == 0)
+			k0 = n;
+	}
+	/* 300 us at 20 Mbit/s is one frame of 1436 bytes (574 us each), plus the first */
+	EXPECT_LE(k0, 2u);
+	EXPECT_LE(n, 2u);
+}
+
+/*
  * What the sessions hold at shutdown is freed as drops.shutdown (issue 11,
  * defect 4: it stayed 0): sent packets not acknowledged (the link lost
  * everything), the frames in the pacer, the packets in the feed queue.

@@ -1,0 +1,764 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Goodput of one TCP download across the emulated GEO link: end-to-end CUBIC,
+end-to-end BBR, CUBIC over satlink (no split) and the TCP split (issue 10,
+docs/tcp-split.md), side by side on the same link in the same run.
+
+Every run builds testbed.sh's three-box chain (fh - hub - emulator - terminal
+- mh; tests/e2e/testbed.sh `chain`, fresh namespaces and processes per run).
+The emulator is tests/e2e/policies/chain-emulator-ber.yaml (270 ms each way,
+20 Mbit/s forward, 2 Mbit/s return without errors) with the channel's loss on
+the forward link:
+  ber0, ber1e-6, ber1e-5   independent bit errors (emulator model `ber`)
+  ge                       Gilbert-Elliott as in tests/e2e/policies/
+                           lift_emulator_ge.yaml (the seed's shadowing: good
+                           4 s mean, lossless; bad 1 s mean, every frame lost)
+Modes (hub / terminal policies):
+  cubic     chain-{hub,terminal}.yaml (routing only), the server's socket CUBIC
+  bbr       the same, the server's socket BBR
+  satlink   chain-{hub,terminal}-satlink.yaml (reliable service), CUBIC
+  split     tests/bench/goodput_{hub,terminal}.yaml: satlink as above plus the
+            split (rule action split for the server's port), CUBIC at both
+            Linux ends (the legs' own congestion control is the satgw
+            endpoint's)
+The download: the client on mh connects to the server on fh (the client opens
+the connection: only those are split), sends one request line, and reads for
+--seconds counted from the moment it calls connect() (its SYN); the server
+sends until the client goes away. Goodput = bytes read / --seconds, as a
+fraction of the forward rate. Also: time to the first byte, bytes per 1 s.
+During the run a sampler records every second: the split's and satlink's
+counters of hub and terminal (telemetry), and the server's socket (ss -tin:
+cwnd, rtt, bytes_acked, the limits Linux reports). From them: the hub's rx
+relay occupancy (server bytes acked - hub DATA bytes sent) and the
+terminal's tx relay occupancy (terminal DATA bytes received - client bytes).
+
+  split_goodput.py run --satgw BIN [--modes ...] [--channels ...] [--seconds 60]
+      [--reps 1] [--json OUT] [--plot PNG] [--workdir DIR] [--set KEY=VALUE ...]
+  split_goodput.py objects --satgw BIN [--sizes 100000,1000000,10000000]
+      time to first byte and to the last byte of objects of those sizes,
+      split end-to-end handshake / split spoofed / no split (satlink) / no
+      satlink; BER 0 unless --channel
+  split_goodput.py concurrent --satgw BIN [--conns 4] [--channel ber1e-5]
+      N concurrent split downloads against one (per-stream goodput, stalls)
+  split_goodput.py plot JSON PNG
+Internal: serve, client, sample (run inside the chain by the driver).
+
+Needs root (namespaces), Debian's /usr/bin/python3 (python3-yaml,
+python3-matplotlib for the plot), iproute2 (ss).
+"""
+
+import argparse
+import json
+import math
+import os
+import shlex
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+E2E = os.path.join(ROOT, "tests", "e2e")
+POL = os.path.join(E2E, "policies")
+sys.path.insert(0, E2E)
+sys.path.insert(0, HERE)
+
+GE_LOSS = {"model": "gilbert-elliott", "good": {"mean_s": 4.0}, "bad": {"mean_s": 1.0, "p": 1.0}}
+CHANNELS = {"ber0": None, "ber1e-6": 1e-6, "ber1e-5": 1e-5, "ge": "ge"}
+MODES = ("cubic", "bbr", "satlink", "split")
+ETH_HDR = 14
+SL_HDR = 22
+STREAM_HDR = 5          # DATA message header (type + offset)
+TCP_PAYLOAD = 1448
+SERVER_PORT = 5201      # not in the terminal's spoofed range (9000-9099)
+SPOOF_PORT = 9001
+STALL_S = 0.2           # a read that waited this long ends a stall (20 Mbit/s: one every ms)
+
+DRIVER = r'''
+set -euo pipefail
+TB_NAME=split-goodput
+# testbed.sh with the wait for a box's telemetry raised from 20 s to
+# $B_READY_WAIT (a machine shared with other test runs starts boxes slowly);
+# its helpers are still found in tests/e2e.
+sed "s/--wait 20 --pid/--wait $B_READY_WAIT --pid/" "$B_E2E/testbed.sh" >"$B_OUT/testbed.sh"
+source "$B_OUT/testbed.sh"
+TB_E2E_DIR=$B_E2E
+tb_init "$B_SATGW"
+tb_topology chain
+tb_box_start emu "$B_OUT/emu.yaml" 1
+tb_box_start hub "$B_OUT/hub.yaml" 0
+tb_box_start term "$B_OUT/term.yaml" 0
+tb_wait_path mh "$TB_IP_FH" 30
+# no per-destination metrics (ssthresh) carried from one connection to the next
+tb_ns fh sysctl -qw net.ipv4.tcp_no_metrics_save=1
+tb_ns mh sysctl -qw net.ipv4.tcp_no_metrics_save=1
+tb_bg fh server /usr/bin/python3 "$B_SELF" serve --bind "$TB_IP_FH" --port "$B_PORT" --cc "$B_CC"
+tb_wait_listen fh "$B_PORT"
+if [ "$B_PORT2" != 0 ]; then
+	tb_bg fh server2 /usr/bin/python3 "$B_SELF" serve --bind "$TB_IP_FH" --port "$B_PORT2" --cc "$B_CC"
+	tb_wait_listen fh "$B_PORT2"
+fi
+tb_bg_local sampler /usr/bin/python3 "$B_SELF" sample --hub "$(tb_box_prefix hub)" \
+	--term "$(tb_box_prefix term)" --ns-fh "$TB_NS_FH" --port "$B_PORT" --out "$B_OUT/samples.jsonl"
+SAMP=$TB_LAST_PID
+tb_ns mh /usr/bin/python3 "$B_SELF" client --host "$TB_IP_FH" $B_CLIENT_ARGS --cc "$B_CC" \
+	--out "$B_OUT/client.json" || true
+kill "$SAMP" 2>/dev/null || true
+tb_boxes_stop hub term
+rcs="hub=${TB_BOX_RC[hub]} term=${TB_BOX_RC[term]}"
+tb_box_stop emu
+rcs="$rcs emu=${TB_BOX_RC[emu]}"
+echo "$rcs" >"$B_OUT/rc.txt"
+for box in hub emu term; do
+	cp "$(tb_box_json "$box")" "$B_OUT/stats-$box.json" 2>/dev/null || true
+	cp "$(tb_box_log "$box")" "$B_OUT/satgw-$box.log" 2>/dev/null || true
+done
+'''
+
+
+def die(msg):
+    sys.exit("split_goodput.py: " + msg)
+
+
+# ------------------------------------------------------------ the transfer
+
+def set_cc(s, cc):
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+
+
+def serve(a):
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    set_cc(ls, a.cc)
+    ls.bind((a.bind, a.port))
+    ls.listen(128)
+    buf = os.urandom(1 << 16)
+
+    def one(c):
+        try:
+            set_cc(c, a.cc)
+            line = b""
+            while not line.endswith(b"\n") and len(line) < 64:
+                x = c.recv(1)
+                if not x:
+                    return
+                line += x
+            n = int(line.split()[1]) if len(line.split()) > 1 else 0
+            if n == 0:
+                while True:
+                    c.sendall(buf)
+            while n > 0:
+                k = c.send(buf[:min(n, len(buf))])
+                n -= k
+            c.shutdown(socket.SHUT_WR)
+            c.recv(1)
+        except OSError:
+            pass
+        finally:
+            c.close()
+
+    while True:
+        c, _ = ls.accept()
+        threading.Thread(target=one, args=(c,), daemon=True).start()
+
+
+def client(a):
+    """--conns downloads at once (threads), each for --seconds from its connect()
+    (infinite) or of --size bytes. Per connection: connect_s, first_byte_s,
+    bytes, seconds, per-second byte counts, the longest gap between reads."""
+    start = threading.Event()
+
+    def one(i):
+        r = {"bytes": 0, "error": None, "per_s": []}
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        set_cc(s, a.cc)
+        s.settimeout(5.0)
+        start.wait()
+        port = a.port2 if (a.port2 and i % 2 == 1) else a.port
+        t0 = time.monotonic()
+        end = t0 + a.seconds
+        try:
+            s.connect((a.host, port))
+            r["connect_s"] = time.monotonic() - t0
+            s.sendall(b"GET %d\n" % a.size)
+            last = None
+            gap = 0.0
+            while True:
+                now = time.monotonic()
+                if a.size == 0 and now >= end:
+                    break
+                if a.size:
+                    s.settimeout(max(0.1, end - now))
+                else:
+                    s.settimeout(max(0.01, min(1.0, end - now)))
+                try:
+                    d = s.recv(1 << 18)
+                except socket.timeout:
+                    if a.size:
+                        raise
+                    continue
+                now = time.monotonic()
+                if not d:
+                    break
+                if last is None:
+                    r["first_byte_s"] = now - t0
+                else:
+                    gap = max(gap, now - last)
+                    if now - last >= STALL_S:
+                        r["stalls"] = r.get("stalls", 0) + 1
+                        r["stall_s"] = r.get("stall_s", 0.0) + (now - last)
+                last = now
+                sec = int(now - t0)
+                while len(r["per_s"]) <= sec:
+                    r["per_s"].append(0)
+                if a.size or now < end:
+                    r["per_s"][sec] += len(d)
+                    r["bytes"] += len(d)
+            r["seconds"] = (last - t0) if a.size else a.seconds
+            r["max_gap_s"] = gap
+        except OSError as e:
+            r["error"] = "%s: %s" % (type(e).__name__, e)
+        finally:
+            s.close()
+        res[i] = r
+
+    sizes = [int(x) for x in str(a.size).split(",")]
+    allres = []
+    for sz in sizes:
+        # several sizes: one connection after the other (objects), each its own
+        a.size = sz
+        res = [None] * a.conns
+        start.clear()
+        ts = [threading.Thread(target=one, args=(i,)) for i in range(a.conns)]
+        for t in ts:
+            t.start()
+        start.set()
+        for t in ts:
+            t.join()
+        for x in res:
+            if x is not None:
+                x["size"] = sz
+        allres += res
+    with open(a.out, "w") as f:
+        json.dump({"conns": allres, "seconds": a.seconds, "size": sizes[0]}, f)
+
+
+def ss_server(ns, port):
+    """The server's data sockets (ss -tin in fh's namespace), the fields that
+    say what limits them."""
+    r = subprocess.run(["ip", "netns", "exec", ns, "ss", "-tinH", "state", "established",
+                        "( sport = :%d )" % port], capture_output=True, text=True)
+    out = []
+    for line in r.stdout.splitlines():
+        f = {}
+        for tok in line.split():
+            if ":" in tok and not tok.startswith("["):
+                k, _, v = tok.partition(":")
+                if k in ("cwnd", "bytes_acked", "rtt", "snd_wnd", "rwnd_limited", "sndbuf_limited",
+                         "busy", "delivery_rate", "unacked", "retrans", "pacing_rate",
+                         "bytes_sent", "bytes_retrans"):
+                    f[k] = v
+        if "bytes_acked" in f:
+            out.append(f)
+    return out
+
+
+def sample(a):
+    from sgwtel import Telemetry
+    tels = {}
+    for name, prefix in (("hub", a.hub), ("term", a.term)):
+        try:
+            tels[name] = Telemetry(prefix)
+        except OSError:
+            pass
+    t0 = time.monotonic()
+    with open(a.out, "w") as f:
+        while True:
+            rec = {"t": round(time.monotonic() - t0, 3)}
+            for name, t in tels.items():
+                try:
+                    rec[name + "_split"] = t.cmd("/satgw/split")
+                    rec[name + "_satlink"] = t.cmd("/satgw/satlink")
+                except (OSError, ValueError):
+                    pass
+            rec["server"] = ss_server(a.ns_fh, a.port)
+            f.write(json.dumps(rec) + "\n")
+            f.flush()
+            time.sleep(max(0.0, 1.0 - (time.monotonic() - t0) % 1.0))
+
+
+# -------------------------------------------------------------- the runs
+
+def p_frame(ber, nbytes):
+    return 1.0 - (1.0 - ber) ** (8 * nbytes) if ber else 0.0
+
+
+def split_bound(ber, frame_size, copies=1):
+    """Goodput / rate an erasure ARQ can reach at best carrying the split's
+    DATA messages of frame_size bytes (payload frame_size - 5): every frame
+    pays Ethernet 14 + satlink 22 bytes and is lost with p(L); a lost frame is
+    sent again `copies` times per round (1: ideal selective repeat)."""
+    fl = frame_size + ETH_HDR + SL_HDR
+    p = p_frame(ber, fl)
+    etx = 1.0 + copies * p / (1.0 - p ** copies) if p > 0 else 1.0
+    return (frame_size - STREAM_HDR) / (fl * etx)
+
+
+def write_policies(a, out, mode, channel):
+    emu = yaml.safe_load(open(os.path.join(POL, "chain-emulator-ber.yaml")))
+    fw = emu["link"]["forward"]
+    ch = CHANNELS[channel]
+    if ch == "ge":
+        fw["loss"] = dict(GE_LOSS)
+        emu["link"]["seed"] = 8
+    elif ch:
+        fw["loss"] = {"model": "ber", "ber": ch}
+    else:
+        fw["loss"] = {"model": "none"}
+    if mode in ("cubic", "bbr"):
+        hub = yaml.safe_load(open(os.path.join(POL, "chain-hub.yaml")))
+        term = yaml.safe_load(open(os.path.join(POL, "chain-terminal.yaml")))
+    elif mode == "satlink":
+        hub = yaml.safe_load(open(os.path.join(POL, "chain-hub-satlink.yaml")))
+        term = yaml.safe_load(open(os.path.join(POL, "chain-terminal-satlink.yaml")))
+    else:
+        hub = yaml.safe_load(open(os.path.join(HERE, "goodput_hub.yaml")))
+        term = yaml.safe_load(open(os.path.join(HERE, "goodput_terminal.yaml")))
+    for kv in a.set or []:
+        # --set satlink.frame_size=750 / split.relay_connection_bytes=... (hub and terminal)
+        k, _, v = kv.partition("=")
+        sec, _, key = k.partition(".")
+        for p in (hub, term):
+            if sec in p:
+                p[sec][key] = yaml.safe_load(v)
+    for name, doc in (("emu", emu), ("hub", hub), ("term", term)):
+        with open(os.path.join(out, name + ".yaml"), "w") as f:
+            yaml.safe_dump(doc, f, sort_keys=False)
+    return hub
+
+
+def read_samples(path):
+    recs = []
+    try:
+        for line in open(path):
+            try:
+                recs.append(json.loads(line))
+            except ValueError:
+                pass
+    except OSError:
+        pass
+    return recs
+
+
+def sl_sum(d, name):
+    """Sum every numeric leaf called name under a telemetry satlink dict (the
+    hub's is per session)."""
+    tot = 0
+    if isinstance(d, dict):
+        for k, v in d.items():
+            if k == name and isinstance(v, (int, float)):
+                tot += v
+            elif isinstance(v, (dict, list)):
+                tot += sl_sum(v, name)
+    elif isinstance(d, list):
+        for v in d:
+            tot += sl_sum(v, name)
+    return tot
+
+
+def analyse_samples(recs, client_per_s):
+    """Per-second series: server bytes acked, hub rx relay / terminal tx relay
+    occupancy (split), satlink counters."""
+    ser = []
+    cum_client = 0
+    for i, r in enumerate(recs):
+        s = {"t": r["t"]}
+        srv = r.get("server") or []
+        if srv:
+            s["server_bytes_acked"] = sum(int(x.get("bytes_acked", 0)) for x in srv)
+            s["server_cwnd"] = [int(x.get("cwnd", 0)) for x in srv]
+            s["server_rtt"] = [x.get("rtt") for x in srv]
+            s["server_rwnd_limited"] = [x.get("rwnd_limited") for x in srv]
+            s["server_snd_wnd"] = [x.get("snd_wnd") for x in srv]
+        hs, ts = r.get("hub_split"), r.get("term_split")
+        if hs:
+            s["hub_data_bytes_out"] = hs.get("data_bytes_out")
+            for k in ("credit_stall", "sat_stall", "send_refused", "credit_in", "relay_clipped",
+                      "anti_freeze"):
+                s["hub_" + k] = hs.get(k)
+            if "server_bytes_acked" in s and hs.get("data_bytes_out") is not None:
+                s["hub_rx_relay"] = s["server_bytes_acked"] - hs["data_bytes_out"]
+        if ts:
+            s["term_data_bytes_in"] = ts.get("data_bytes_in")
+            for k in ("credit_out", "anti_freeze", "relay_clipped"):
+                s["term_" + k] = ts.get(k)
+        for side in ("hub", "term"):
+            sl = r.get(side + "_satlink")
+            if sl:
+                for k in ("tx_frames", "tx_retx", "send_queue_full", "window_full"):
+                    s["%s_sl_%s" % (side, k)] = sl_sum(sl, k)
+        ser.append(s)
+    return ser
+
+
+def one_run(a, tag, mode, channel, conns=1, seconds=None, size=0, port=SERVER_PORT,
+            port2=0, cc=None):
+    out = os.path.join(a.workdir, tag)
+    os.makedirs(out, exist_ok=True)
+    hub = write_policies(a, out, mode, channel)
+    secs = seconds if seconds is not None else a.seconds
+    cc = cc or ("bbr" if mode == "bbr" else "cubic")
+    cargs = "--port %d --port2 %d --conns %d --seconds %g --size %s" % (
+        port, port2, conns, secs, size)
+    env = dict(os.environ, B_E2E=E2E, B_SATGW=a.satgw, B_OUT=out, B_SELF=os.path.abspath(__file__),
+               B_PORT=str(port), B_PORT2=str(port2), B_CC=cc, B_CLIENT_ARGS=cargs,
+               B_READY_WAIT=str(a.ready_wait), TB_BUDGET=str(int(secs) + 200 + 3 * a.ready_wait))
+    with open(os.path.join(out, "driver.sh"), "w") as f:
+        f.write(DRIVER)
+    load0 = os.getloadavg()
+    t0 = time.monotonic()
+    attempts = 0
+    while True:
+        # A box that does not answer its telemetry within testbed.sh's 20 s (a
+        # loaded machine) fails the run before the download: start it again.
+        attempts += 1
+        with open(os.path.join(out, "driver.log"), "w") as lf:
+            try:
+                rc = subprocess.call(["bash", os.path.join(out, "driver.sh")], env=env,
+                                     stdout=lf, stderr=subprocess.STDOUT,
+                                     timeout=secs + 240 + 3 * a.ready_wait)
+            except subprocess.TimeoutExpired:
+                rc = -1
+        if os.path.exists(os.path.join(out, "client.json")) or attempts >= a.attempts:
+            break
+    r = {"tag": tag, "mode": mode, "channel": channel, "cc": cc, "seconds": secs,
+         "rate_bps": a.rate, "driver_rc": rc, "attempts": attempts, "wall_s": round(time.monotonic() - t0, 1),
+         "loadavg_before": [round(x, 2) for x in load0],
+         "loadavg_after": [round(x, 2) for x in os.getloadavg()], "dir": out,
+         "commit": a.commit}
+    if mode == "split" or mode == "satlink":
+        r["frame_size"] = hub["satlink"].get("frame_size", 1400)
+        r["retx_copies"] = hub["satlink"].get("retx_copies", 2)
+    if mode == "split":
+        r["relay_connection_bytes"] = hub["split"]["relay_connection_bytes"]
+    try:
+        rcs = dict(x.split("=") for x in open(os.path.join(out, "rc.txt")).read().split())
+        r["exit_codes"] = {k: int(v) for k, v in rcs.items()}
+    except (OSError, ValueError):
+        r["exit_codes"] = None
+    try:
+        cl = json.load(open(os.path.join(out, "client.json")))
+    except (OSError, ValueError) as e:
+        r["error"] = "no client result (%s); see %s/driver.log" % (e, out)
+        return r
+    r["conns"] = cl["conns"]
+    errs = [c["error"] for c in cl["conns"] if c and c.get("error")]
+    if errs:
+        r["error"] = "; ".join(errs)
+    tot = sum(c["bytes"] for c in cl["conns"] if c)
+    r["bytes"] = tot
+    if str(size) == "0":
+        r["goodput_bps"] = tot * 8 / secs
+        r["goodput_fraction"] = r["goodput_bps"] / a.rate
+        r["per_conn_fraction"] = [c["bytes"] * 8 / secs / a.rate for c in cl["conns"] if c]
+    recs = read_samples(os.path.join(out, "samples.jsonl"))
+    r["series"] = analyse_samples(recs, None)
+    try:
+        st = {b: json.load(open(os.path.join(out, "stats-%s.json" % b))) for b in ("hub", "term", "emu")}
+        link = st["emu"]["link"]["forward"]
+        r["link_forward"] = {k: link.get(k) for k in ("offered_packets", "delivered_packets",
+                                                      "dropped_loss", "dropped_queue")}
+        if mode == "split":
+            r["split_hub"] = st["hub"].get("split", {}).get("counters", st["hub"].get("split"))
+            r["split_term"] = st["term"].get("split", {}).get("counters", st["term"].get("split"))
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    if r["exit_codes"] and any(v != 0 for v in r["exit_codes"].values()):
+        r["warning"] = "a box exited non-zero: %s" % r["exit_codes"]
+    return r
+
+
+def fmt(x):
+    return "-" if x is None else "%.3f" % x
+
+
+def bounds_for(channel, frame_size, copies):
+    ch = CHANNELS[channel]
+    if ch == "ge":
+        # bad 1 s of every 5 s on average: the line is usable 4/5 of the time
+        return {"ideal": 0.8 * split_bound(0, frame_size, 1), "k": 0.8 * split_bound(0, frame_size, 1)}
+    return {"ideal": split_bound(ch or 0, frame_size, 1), "k": split_bound(ch or 0, frame_size, copies)}
+
+
+def cmd_run(a):
+    modes = a.modes.split(",")
+    chans = a.channels.split(",")
+    for m in modes:
+        if m not in MODES:
+            die("unknown mode %s" % m)
+    for c in chans:
+        if c not in CHANNELS:
+            die("unknown channel %s" % c)
+    runs = []
+    if a.resume and a.json and os.path.exists(a.json):
+        # keep the runs that gave a result; run again what failed or is missing
+        runs = [r for r in json.load(open(a.json))["runs"] if "goodput_fraction" in r]
+    done = {r["tag"] for r in runs}
+    t0 = time.monotonic()
+    print("split goodput: modes %s, channels %s, %g s each, %d rep(s); work dir %s" % (
+        modes, chans, a.seconds, a.reps, a.workdir), flush=True)
+    for rep in range(a.reps):
+        for ch in chans:
+            for m in modes:
+                tag = "%s-%s-%d" % (ch, m, rep)
+                if tag in done:
+                    continue
+                r = one_run(a, tag, m, ch)
+                r["rep"] = rep
+                runs.append(r)
+                extra = ""
+                if r.get("conns") and r["conns"][0]:
+                    c = r["conns"][0]
+                    extra = " first byte %.2f s, longest gap %.2f s" % (
+                        c.get("first_byte_s") or -1, c.get("max_gap_s") or -1)
+                print("  %-22s goodput %s of the rate%s, load %s  [%.0f s]%s%s" % (
+                    tag, fmt(r.get("goodput_fraction")), extra, r["loadavg_before"][0],
+                    r["wall_s"], ("  ERROR " + r["error"]) if "error" in r else "",
+                    ("  " + r["warning"]) if "warning" in r else ""), flush=True)
+                save(a, runs, t0)
+    save(a, runs, t0, final=True)
+
+
+def save(a, runs, t0, final=False):
+    res = {"argv": shlex.join(sys.argv), "satgw": a.satgw, "commit": a.commit, "rate_bps": a.rate,
+           "delay_ms": 270, "return_rate_bps": 2e6, "seconds_total": round(time.monotonic() - t0),
+           "workdir": a.workdir, "loadavg_end": os.getloadavg(), "nproc": os.cpu_count(),
+           "runs": runs}
+    fs = next((r.get("frame_size") for r in runs if r.get("frame_size")), 1400)
+    k = next((r.get("retx_copies") for r in runs if r.get("retx_copies")), 2)
+    res["bounds"] = {ch: bounds_for(ch, fs, k) for ch in CHANNELS}
+    res["bounds_note"] = ("goodput / rate of an erasure ARQ carrying DATA messages of frame_size "
+                          "%d (payload %d) with 36 bytes of Ethernet + satlink header per frame; "
+                          "ideal: each loss resent once; k: %d copies per loss; ge: 0.8 of the "
+                          "lossless bound (bad state 1 s of 5 s on average, every frame lost)"
+                          % (fs, fs - STREAM_HDR, k))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+            f.write("\n")
+    if final:
+        print(markdown(res))
+        if a.plot:
+            plot(res, a.plot)
+
+
+def markdown(res):
+    chans = []
+    modes = []
+    for r in res["runs"]:
+        if r["channel"] not in chans:
+            chans.append(r["channel"])
+        if r["mode"] not in modes:
+            modes.append(r["mode"])
+    out = ["| channel | " + " | ".join(modes) + " | bound (ideal ARQ / k copies) |",
+           "|---|" + "---|" * (len(modes) + 1)]
+    for ch in chans:
+        cells = []
+        for m in modes:
+            xs = [r.get("goodput_fraction") for r in res["runs"]
+                  if r["channel"] == ch and r["mode"] == m]
+            cells.append(", ".join(fmt(x) for x in xs) or "-")
+        b = res["bounds"][ch]
+        out.append("| %s | %s | %s / %s |" % (ch, " | ".join(cells), fmt(b["ideal"]), fmt(b["k"])))
+    return "\n".join(out)
+
+
+def plot(res, png):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    chans = []
+    modes = []
+    runs = [r for r in res["runs"] if r.get("goodput_fraction") is not None]
+    order = list(CHANNELS)
+    for r in sorted(runs, key=lambda r: order.index(r["channel"])):
+        if r["channel"] not in chans:
+            chans.append(r["channel"])
+    for m in MODES:
+        if any(r["mode"] == m for r in runs):
+            modes.append(m)
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [1.1, 1]})
+    w = 0.8 / max(1, len(modes))
+    labels = {"cubic": "CUBIC end to end", "bbr": "BBR end to end",
+              "satlink": "CUBIC over satlink", "split": "split + satlink"}
+    for i, m in enumerate(modes):
+        xs_, ys = [], []
+        for j, ch in enumerate(chans):
+            xs = [r["goodput_fraction"] for r in runs if r["channel"] == ch and r["mode"] == m]
+            if xs:  # a point not run has no bar
+                xs_.append(j + (i - (len(modes) - 1) / 2) * w)
+                ys.append(sum(xs) / len(xs))
+        bars = ax.bar(xs_, ys, w, label=labels.get(m, m), color="C%d" % MODES.index(m))
+        for b, y in zip(bars, ys):
+            ax.text(b.get_x() + b.get_width() / 2, y + 0.01, "%.2f" % y, ha="center", fontsize=7)
+    for j, ch in enumerate(chans):
+        bd = res["bounds"][ch]["ideal"]
+        ax.plot([j - 0.45, j + 0.45], [bd, bd], "k--", lw=1)
+    ax.axhline(0.9, color="grey", lw=0.8, ls=":")
+    ax.set_xticks(range(len(chans)))
+    ax.set_xticklabels(chans)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("goodput / 20 Mbit/s (60 s from the SYN)")
+    ax.set_title("one download, emulated GEO (541 ms RTT); dashed: split bound (ideal ARQ)")
+    ax.legend(fontsize=8, loc="upper right")
+    for r in runs:
+        if r["mode"] != "split" or not r.get("conns") or not r["conns"][0]:
+            continue
+        ps = r["conns"][0].get("per_s") or []
+        ax2.plot(range(len(ps)), [x * 8 / res["rate_bps"] for x in ps], lw=1,
+                 label="split, " + r["channel"])
+    ax2.set_xlabel("seconds from the SYN")
+    ax2.set_ylabel("goodput / rate per second")
+    ax2.set_ylim(0, 1.35)
+    ax2.set_title("split: per second")
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
+def cmd_objects(a):
+    """One chain per variant; the client fetches the objects one after the
+    other, each on its own connection (no metrics kept between them)."""
+    runs = []
+    t0 = time.monotonic()
+    variants = [("split-e2e", "split", SERVER_PORT), ("split-spoofed", "split", SPOOF_PORT),
+                ("satlink", "satlink", SERVER_PORT), ("cubic", "cubic", SERVER_PORT)]
+    sizes = [int(x) for x in a.sizes.split(",")]
+    for rep in range(a.reps):
+        for name, mode, port in variants:
+            tag = "obj-%s-%s-%d" % (a.channel, name, rep)
+            r = one_run(a, tag, mode, a.channel, seconds=120, size=a.sizes, port=port)
+            r["variant"], r["rep"] = name, rep
+            r["objects"] = []
+            for c in r.get("conns") or []:
+                if not c:
+                    continue
+                o = {"size": c.get("size"), "connect_s": c.get("connect_s"),
+                     "first_byte_s": c.get("first_byte_s"), "error": c.get("error"),
+                     "last_byte_s": c.get("seconds") if c.get("bytes") == c.get("size") else None}
+                r["objects"].append(o)
+                print("  %-28s %9d B: connect %s first byte %s last byte %s  load %s%s" % (
+                    tag, o["size"], fmt(o["connect_s"]), fmt(o["first_byte_s"]),
+                    fmt(o["last_byte_s"]), r["loadavg_before"][0],
+                    ("  ERROR " + o["error"]) if o["error"] else ""), flush=True)
+            runs.append(r)
+            save(a, runs, t0)
+    save(a, runs, t0)
+
+
+def cmd_concurrent(a):
+    runs = []
+    t0 = time.monotonic()
+    for rep in range(a.reps):
+        for n in (1, a.conns):
+            tag = "conc-%s-%d-%d" % (a.channel, n, rep)
+            r = one_run(a, tag, "split", a.channel, conns=n)
+            r["n_conns"], r["rep"] = n, rep
+            runs.append(r)
+            print("  %-26s total %s per stream %s longest gaps %s stalls %s  load %s%s" % (
+                tag, fmt(r.get("goodput_fraction")),
+                ", ".join(fmt(x) for x in r.get("per_conn_fraction") or []),
+                ", ".join("%.2f" % (c.get("max_gap_s") or 0) for c in r.get("conns") or [] if c),
+                ", ".join("%d/%.1fs" % (c.get("stalls", 0), c.get("stall_s", 0))
+                          for c in r.get("conns") or [] if c),
+                r["loadavg_before"][0], ("  ERROR " + r["error"]) if "error" in r else ""),
+                flush=True)
+            save(a, runs, t0)
+    save(a, runs, t0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n", 2)[2])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("run", "objects", "concurrent"):
+        p = sub.add_parser(name)
+        p.add_argument("--satgw", required=True)
+        p.add_argument("--rate", type=float, default=20e6)
+        p.add_argument("--seconds", type=float, default=60)
+        p.add_argument("--reps", type=int, default=1)
+        p.add_argument("--ready-wait", type=int, default=120,
+                       help="seconds a box may take to answer its telemetry (120)")
+        p.add_argument("--attempts", type=int, default=3,
+                       help="starts of a run whose boxes did not come up (4)")
+        p.add_argument("--workdir")
+        p.add_argument("--json")
+        p.add_argument("--plot")
+        p.add_argument("--set", action="append",
+                       help="SECTION.KEY=VALUE in the hub and terminal policies (every mode "
+                       "whose policy has SECTION), e.g. satlink.frame_size=750")
+        if name == "run":
+            p.add_argument("--resume", action="store_true",
+                           help="keep the runs of --json that have a result, run the others")
+            p.add_argument("--modes", default=",".join(MODES))
+            p.add_argument("--channels", default="ber0,ber1e-5,ber1e-6,ge")
+        if name == "objects":
+            p.add_argument("--sizes", default="100000,1000000,10000000")
+            p.add_argument("--channel", default="ber0")
+        if name == "concurrent":
+            p.add_argument("--conns", type=int, default=4)
+            p.add_argument("--channel", default="ber1e-5")
+    p = sub.add_parser("plot")
+    p.add_argument("json_in")
+    p.add_argument("png")
+    p = sub.add_parser("serve")
+    p.add_argument("--bind", required=True)
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--cc", default="cubic")
+    p = sub.add_parser("client")
+    p.add_argument("--host", required=True)
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--port2", type=int, default=0)
+    p.add_argument("--conns", type=int, default=1)
+    p.add_argument("--seconds", type=float, default=60)
+    p.add_argument("--size", default="0", help="bytes per download (0: for --seconds); "
+                   "a comma-separated list: one connection after the other")
+    p.add_argument("--cc", default="cubic")
+    p.add_argument("--out", required=True)
+    p = sub.add_parser("sample")
+    p.add_argument("--hub", required=True)
+    p.add_argument("--term", required=True)
+    p.add_argument("--ns-fh", required=True)
+    p.add_argument("--port", type=int, required=True)
+    p.add_argument("--out", required=True)
+    a = ap.parse_args()
+    if a.cmd == "serve":
+        return serve(a)
+    if a.cmd == "client":
+        return client(a)
+    if a.cmd == "sample":
+        return sample(a)
+    if a.cmd == "plot":
+        plot(json.load(open(a.json_in)), a.png)
+        return 0
+    if os.getuid() != 0:
+        die("needs root (network namespaces)")
+    if not os.access(a.satgw, os.X_OK):
+        die("no satgw binary at %s" % a.satgw)
+    a.satgw = os.path.abspath(a.satgw)
+    a.commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+    a.workdir = a.workdir or tempfile.mkdtemp(prefix="satgw-sg-goodput-")
+    os.makedirs(a.workdir, exist_ok=True)
+    {"run": cmd_run, "objects": cmd_objects, "concurrent": cmd_concurrent}[a.cmd](a)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
