@@ -217,6 +217,9 @@ protected:
 				 "relay_terminal_bytes: 1048576, relay_worker_bytes: 1048576}\n";
 	std::string hub_split = term_split;
 	Peer client, server;
+	/* A second connection (client port 40001), when second_on. */
+	Peer client2, server2;
+	bool second_on = false;
 	std::vector<Bytes> client_out, server_out;   /* IP packets the peers send */
 	std::vector<Bytes> at_server;                /* IP packets the hub sent toward the core */
 	bool server_listens = true;
@@ -240,6 +243,8 @@ protected:
 		memset(term.get(), 0, sizeof(*term));
 		InitPeer(client, true);
 		InitPeer(server, false);
+		InitPeer(client2, true);
+		InitPeer(server2, false);
 	}
 
 	void TearDown() override
@@ -576,6 +581,13 @@ protected:
 		return out;
 	}
 
+	/* The TCP port at byte off (0: source, 2: destination) of an IP packet. */
+	static uint16_t port_of(const Bytes &ip, size_t off)
+	{
+		size_t l4 = (ip[0] >> 4) == 6 ? 40u : size_t(ip[0] & 15) * 4u;
+		return uint16_t(ip[l4 + off] << 8 | ip[l4 + off + 1]);
+	}
+
 	static bool is_tcp(const Bytes &ip)
 	{
 		return (ip[0] >> 4) == 6 ? ip.size() >= 40 && ip[6] == 6 : ip[9] == 6;
@@ -599,18 +611,33 @@ protected:
 			sgw_worker_iter(term->workers[0], tsc_at(term.get(), now));
 			sgw_worker_flush(term->workers[0]);
 			/* What the dataplanes sent toward the peers. */
-			for (auto &ip : take_ip(lan))
-				if ((client.open || client_listens) && ip.size() >= 40 && is_tcp(ip))
+			for (auto &ip : take_ip(lan)) {
+				if (!(ip.size() >= 40 && is_tcp(ip)))
+					continue;
+				if (second_on && port_of(ip, 2) == 40001)
+					Deliver(client2, ip);
+				else if (client.open || client_listens)
 					Deliver(client, ip);
+			}
 			for (auto &ip : take_ip(terr)) {
 				at_server.push_back(ip);
-				if (is_tcp(ip))
+				if (!is_tcp(ip))
+					continue;
+				if (second_on && port_of(ip, 0) == 40001)
+					Deliver(server2, ip);
+				else
 					Deliver(server, ip);
 			}
 			PeerTimers(client);
 			PeerTimers(server);
 			PeerPump(client);
 			PeerPump(server);
+			if (second_on) {
+				PeerTimers(client2);
+				PeerTimers(server2);
+				PeerPump(client2);
+				PeerPump(server2);
+			}
 		}
 	}
 
@@ -1045,4 +1072,46 @@ TEST_F(SplitStage, SatlinkWindowFullKeepsTheChannel)
 	sgw_sl_pub p;
 	sgw_sl_read(hub.get(), 0, &p);
 	EXPECT_GT(p.arq.window_full, 0u) << "the window was never full: the test shows nothing";
+}
+
+/*
+ * Two downloads of one terminal share its satlink session's queue (a small
+ * send_queue: the room is contended all the time). The room goes to the
+ * halves waiting for it in turn: both downloads move at comparable rates.
+ * (It used to go to whichever half's server segments came in first after
+ * the pacer freed a slot: one stream took nearly all of it.)
+ */
+TEST_F(SplitStage, ConcurrentStreamsShareTheSessionQueue)
+{
+	sl_extra = ", send_queue: 16";
+	term_split = "split: {relay_connection_bytes: 1048576, relay_terminal_bytes: 4194304, "
+		     "relay_worker_bytes: 4194304}\n";
+	hub_split = term_split;
+	second_on = true;
+	start();
+	session_up();
+	const uint64_t big = 40000000;  /* neither finishes in the test */
+	server.to_send = big;
+	server2.to_send = big;
+	ClientConnect(40000, 1000);
+	sgw_tcp_conn_init(&client2.st, &client2.c, 2000000u, 40001, 80);
+	client2.open = true;
+	client2.to_send = 1000;
+	{
+		sgw_tcp_out o;
+		sgw_tcp_out_reset(&o);
+		ASSERT_EQ(sgw_tcp_connect(&client2.st, &client2.c, now, &o), 0);
+		PeerOut(client2, o);
+		PeerPump(client2);
+	}
+	run_until(now + 3000000000ull);
+	size_t a0 = client.rx.size(), b0 = client2.rx.size();
+	run_until(now + 6000000000ull);
+	double a = double(client.rx.size() - a0), b = double(client2.rx.size() - b0);
+	ASSERT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_OPENED), 2u);
+	ASSERT_GT(a + b, 1e6) << "the downloads did not run";
+	EXPECT_GT(std::min(a, b) / std::max(a, b), 0.5)
+		<< "6 s of two downloads: " << a << " and " << b << " bytes";
+	EXPECT_TRUE(Bytewise(client.rx, 22, client.rx.size()));
+	EXPECT_TRUE(Bytewise(client2.rx, 22, client2.rx.size()));
 }
