@@ -112,6 +112,9 @@ struct Peer {
 	uint8_t events = 0;
 	std::vector<Bytes> *wire = nullptr; /* where its frames go (IP + TCP) */
 	std::vector<Bytes> syns_seen;      /* the server: the SYNs it got (IP + TCP) */
+	bool host_rst = false;             /* answer segments of its closed connection with
+					    * a RST, as the host's kernel does */
+	unsigned rsts_sent = 0;
 };
 
 void
@@ -433,6 +436,19 @@ protected:
 			sgw_tcp_conn_init(&p.st, &p.c, 7000000u + s.sport, s.dport, s.sport);
 			ASSERT_EQ(sgw_tcp_listen(&p.st, &p.c), 0);
 			p.open = true;
+		}
+		if (p.host_rst && p.c.state == SGW_TCP_CLOSED &&
+		    s.dport == p.c.sport && s.sport == p.c.dport) {
+			/* The host's kernel: no socket for it any more (RFC 9293 3.10.7.1). */
+			sgw_tcp_seg r;
+			uint8_t h[60];
+			if (sgw_tcp_rst_for(&s, &r) == 1) {
+				uint32_t hl = sgw_tcp_seg_build(h, sizeof(h), &r);
+				ASSERT_GT(hl, 0u);
+				PeerTx(&p, &p.c, h, hl, 0, 0);
+				p.rsts_sent++;
+			}
+			return;
 		}
 		if (s.dport != p.c.sport || s.sport != p.c.dport) {
 			if ((s.flags & (SGW_TCP_F_SYN | SGW_TCP_F_ACK)) == SGW_TCP_F_SYN)
@@ -1114,4 +1130,43 @@ TEST_F(SplitStage, ConcurrentStreamsShareTheSessionQueue)
 		<< "6 s of two downloads: " << a << " and " << b << " bytes";
 	EXPECT_TRUE(Bytewise(client.rx, 22, client.rx.size()));
 	EXPECT_TRUE(Bytewise(client2.rx, 22, client2.rx.size()));
+}
+
+/*
+ * A client waiting for the next byte of a download sends nothing; when the
+ * terminal restarts, the hub gives its half up (RST to the server) and
+ * nothing else would ever reach the client. The hub's SYN toward the client
+ * (split.c restart_probe) draws the client's challenge ACK (RFC 5961), which
+ * crosses to the server's host, whose RST ends the client's connection.
+ * Found end to end (tests/e2e/test_split_faults.sh).
+ */
+TEST_F(SplitStage, TerminalRestartResetsTheWaitingClient)
+{
+	start();
+	session_up();
+	server.to_send = 1ull << 40;   /* an endless download */
+	server.host_rst = true;
+	ClientConnect(40000, 100);
+	client.shut = true;            /* the client never closes: it waits for data */
+	run_until(now + 2000000000ull);
+	ASSERT_EQ(sgw_split_dp_open(hub.get()), 1u);
+	ASSERT_GT(client.rx.size(), 10000u);
+	ASSERT_EQ(client.c.state, SGW_TCP_ESTABLISHED);
+	ASSERT_TRUE(Bytewise(server.rx, 11, 100));
+
+	/* A new epoch: the new terminal knows nothing of the connection. */
+	restart_terminal();
+	size_t before = client.rx.size();
+	run_until(now + 3000000000ull);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_ABORTED_RESTART), 1u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_RESTART_PROBES), 1u);
+	EXPECT_EQ(sgw_split_dp_open(hub.get()), 0u);
+	EXPECT_TRUE(server.events & SGW_TCP_EV_RESET) << "the server got the hub's RST";
+	EXPECT_GE(server.rsts_sent, 1u) << "the client's challenge ACK reached the server's host";
+	EXPECT_TRUE(client.events & SGW_TCP_EV_RESET) << "the waiting client got a RST";
+	EXPECT_EQ(client.c.state, SGW_TCP_CLOSED);
+	/* What it got is the download's beginning, nothing after the restart. */
+	EXPECT_EQ(client.rx.size(), before);
+	EXPECT_TRUE(Bytewise(client.rx, 22, client.rx.size()));
+	EXPECT_EQ(sgw_split_dp_open(term.get()), 0u) << "the new terminal split nothing";
 }
