@@ -649,8 +649,11 @@ write_keys()
 		return false;
 	g_keys = std::string(d) + "/hub.keys";
 	FILE *f = std::fopen(g_keys.c_str(), "w");
-	if (f == nullptr)
+	if (f == nullptr) {
+		rmdir(d);  /* nothing left behind when the file cannot be written */
+		g_keys.clear();
 		return false;
+	}
 	std::fprintf(f, "1001 000102030405060708090a0b0c0d0e0f\n");
 	std::fclose(f);
 	return chmod(g_keys.c_str(), 0600) == 0;
@@ -691,6 +694,7 @@ main(int argc, char **argv)
 		return 1;
 	if (!write_keys()) {
 		std::fprintf(stderr, "bench_dp_lift: cannot write the key file\n");
+		remove_keys();
 		return 1;
 	}
 	if (rte_eal_init(eal_argc, const_cast<char **>(eal)) < 0) {
