@@ -292,17 +292,20 @@ sat_send(void *ctx, struct sgw_split *sp, uint16_t channel, const struct sgw_spl
  * opener speaks as the server, the acceptor as the client), TCP with its
  * checksum over the family's pseudo-header.
  */
-static void
-io_tcp_tx(void *ctx, struct sgw_split *sp, const uint8_t *hdr, uint32_t hlen,
-	  const struct sgw_split_iov *data, unsigned int n)
+/*
+ * One TCP segment toward a local peer, framed and sent: Ethernet to dst_mac
+ * on port pidx, a bare IPv4 (DF, TTL 64) or IPv6 (hop limit 64) header, the
+ * TCP header hdr (its checksum filled in here) and the data pieces. No mbuf:
+ * counted, and the caller's timers send again. Returns 0 when sent.
+ */
+static int
+seg_send(struct sp_worker *x, uint16_t pidx, const uint8_t *dst_mac, bool v6,
+	 const uint8_t *src, const uint8_t *dst, const uint8_t *hdr, uint32_t hlen,
+	 const struct sgw_split_iov *data, unsigned int n)
 {
-	struct sp_worker *x = ctx;
-	struct sp_obj *o = obj_of(sp);
 	struct sgw_worker *w = x->w;
-	const bool v6 = sp->addr.ipv6 != 0;
 	const uint32_t iplen = v6 ? (uint32_t)sizeof(struct rte_ipv6_hdr) :
 		(uint32_t)sizeof(struct rte_ipv4_hdr);
-	const uint8_t *src, *dst;
 	struct rte_ether_hdr *eh;
 	struct rte_mbuf *m;
 	uint32_t dlen = 0, len, i;
@@ -315,21 +318,13 @@ io_tcp_tx(void *ctx, struct sgw_split *sp, const uint8_t *hdr, uint32_t hlen,
 	m = rte_pktmbuf_alloc(w->dp->pool);
 	if (m == NULL || len > rte_pktmbuf_tailroom(m) ||
 	    (p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len)) == NULL) {
-		/* The leg's retransmission timer sends it again. */
 		x->ctr[SGW_SPD_NO_MBUF]++;
 		rte_pktmbuf_free(m);
-		return;
-	}
-	if (sp->role == SGW_SPLIT_OPENER) {
-		src = sp->addr.daddr;
-		dst = sp->addr.saddr;
-	} else {
-		src = sp->addr.saddr;
-		dst = sp->addr.daddr;
+		return -1;
 	}
 	eh = (struct rte_ether_hdr *)p;
-	memcpy(&eh->dst_addr, o->dst_mac, RTE_ETHER_ADDR_LEN);
-	rte_ether_addr_copy(&w->dp->ports[o->out_pidx].mac, &eh->src_addr);
+	memcpy(&eh->dst_addr, dst_mac, RTE_ETHER_ADDR_LEN);
+	rte_ether_addr_copy(&w->dp->ports[pidx].mac, &eh->src_addr);
 	if (v6) {
 		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)(p + RTE_ETHER_HDR_LEN);
 
@@ -368,7 +363,22 @@ io_tcp_tx(void *ctx, struct sgw_split *sp, const uint8_t *hdr, uint32_t hlen,
 	tcp[16] = (uint8_t)(csum >> 8);
 	tcp[17] = (uint8_t)csum;
 	x->orig[SP_ORIG_SEGS]++;
-	sgw_tx(w, o->out_pidx, m, x->s->pol.workers.burst);
+	sgw_tx(w, pidx, m, x->s->pol.workers.burst);
+	return 0;
+}
+
+static void
+io_tcp_tx(void *ctx, struct sgw_split *sp, const uint8_t *hdr, uint32_t hlen,
+	  const struct sgw_split_iov *data, unsigned int n)
+{
+	struct sp_worker *x = ctx;
+	struct sp_obj *o = obj_of(sp);
+	const bool opener = sp->role == SGW_SPLIT_OPENER;
+
+	/* No mbuf: the leg's retransmission timer sends it again. */
+	(void)seg_send(x, o->out_pidx, o->dst_mac, sp->addr.ipv6 != 0,
+		       opener ? sp->addr.daddr : sp->addr.saddr,
+		       opener ? sp->addr.saddr : sp->addr.daddr, hdr, hlen, data, n);
 }
 
 /* ------------------------------------------------------------ the halves */
@@ -898,71 +908,28 @@ static void
 restart_probe(struct sp_worker *x, struct sp_obj *o)
 {
 	const struct sgw_split *sp = &o->sp;
-	struct sgw_worker *w = x->w;
-	const struct sgw_sl *sl = sgw_sl_of(w->dp);
-	const uint8_t *src, *dst;
-	uint16_t sport, dport, csum;
-	struct rte_ipv4_hdr *ip;
-	struct rte_ether_hdr *eh;
-	struct rte_mbuf *m;
-	uint8_t *p, *tcp;
-	const uint32_t len = RTE_ETHER_HDR_LEN + (uint32_t)sizeof(*ip) + 20u;
+	const struct sgw_sl *sl = sgw_sl_of(x->w->dp);
+	const bool opener = sp->role == SGW_SPLIT_OPENER;
+	struct sgw_tcp_seg syn;
+	uint8_t hdr[20];
+	uint32_t hlen;
 
 	if (sl == NULL || sl->pidx < 0 || sp->addr.ipv6 || sp->state != SGW_SPLIT_S_OPEN)
 		return;
-	if (sp->role == SGW_SPLIT_OPENER) {
-		/* the terminal: the client speaks to the server */
-		src = sp->addr.saddr;
-		dst = sp->addr.daddr;
-		sport = sp->addr.sport;
-		dport = sp->addr.dport;
-	} else {
-		/* the hub: the server speaks to the client */
-		src = sp->addr.daddr;
-		dst = sp->addr.saddr;
-		sport = sp->addr.dport;
-		dport = sp->addr.sport;
-	}
-	m = rte_pktmbuf_alloc(w->dp->pool);
-	if (m == NULL || (p = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)len)) == NULL) {
-		x->ctr[SGW_SPD_NO_MBUF]++;
-		rte_pktmbuf_free(m);
+	/* The terminal speaks as the client to the server, the hub the other way. */
+	memset(&syn, 0, sizeof(syn));
+	syn.sport = opener ? sp->addr.sport : sp->addr.dport;
+	syn.dport = opener ? sp->addr.dport : sp->addr.sport;
+	syn.seq = sp->tcp.iss;  /* any: the far peer challenges a SYN wherever it falls */
+	syn.flags = SGW_TCP_F_SYN;
+	syn.win = 1024;
+	hlen = sgw_tcp_seg_build(hdr, sizeof(hdr), &syn);
+	if (hlen == 0)
 		return;
-	}
-	eh = (struct rte_ether_hdr *)p;
-	rte_ether_addr_copy(&sl->peer_mac, &eh->dst_addr);
-	rte_ether_addr_copy(&w->dp->ports[sl->pidx].mac, &eh->src_addr);
-	eh->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	ip = (struct rte_ipv4_hdr *)(p + RTE_ETHER_HDR_LEN);
-	memset(ip, 0, sizeof(*ip));
-	ip->version_ihl = 0x45;
-	ip->total_length = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + 20u));
-	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
-	ip->time_to_live = 64;
-	ip->next_proto_id = 6;
-	memcpy(&ip->src_addr, src, 4);
-	memcpy(&ip->dst_addr, dst, 4);
-	ip->hdr_checksum = rte_ipv4_cksum(ip);
-	tcp = (uint8_t *)(ip + 1);
-	memset(tcp, 0, 20);
-	tcp[0] = (uint8_t)(sport >> 8);
-	tcp[1] = (uint8_t)sport;
-	tcp[2] = (uint8_t)(dport >> 8);
-	tcp[3] = (uint8_t)dport;
-	/* any sequence number: the far peer challenges a SYN wherever it falls */
-	tcp[4] = (uint8_t)(sp->tcp.iss >> 24);
-	tcp[5] = (uint8_t)(sp->tcp.iss >> 16);
-	tcp[6] = (uint8_t)(sp->tcp.iss >> 8);
-	tcp[7] = (uint8_t)sp->tcp.iss;
-	tcp[12] = 5u << 4;
-	tcp[13] = 0x02;                 /* SYN */
-	tcp[14] = 0x04;                 /* window 1024 */
-	csum = sgw_tcp_csum_ipv4(src, dst, tcp, 20, NULL, 0);
-	tcp[16] = (uint8_t)(csum >> 8);
-	tcp[17] = (uint8_t)csum;
-	x->orig[SP_ORIG_SEGS]++;
-	x->ctr[SGW_SPD_RESTART_PROBES]++;
-	sgw_tx(w, (uint16_t)sl->pidx, m, x->s->pol.workers.burst);
+	if (seg_send(x, (uint16_t)sl->pidx, sl->peer_mac.addr_bytes, false,
+		     opener ? sp->addr.saddr : sp->addr.daddr,
+		     opener ? sp->addr.daddr : sp->addr.saddr, hdr, hlen, NULL, 0) == 0)
+		x->ctr[SGW_SPD_RESTART_PROBES]++;
 }
 
 /*
