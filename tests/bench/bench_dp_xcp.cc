@@ -15,10 +15,20 @@
 //   BM_Xcp_XcpPkts      xcp on, XCP packets: parse, accumulate, feedback,
 //                       H_feedback lowered; worker 0's aggregation every
 //                       control interval (600 ms of virtual time) included
+//   BM_Legacy_Tcp       xcp legacy mode, the same TCP packets: each is a
+//                       legacy flow's data (table lookup, RTT sample, the
+//                       flow's share from the controller's feedback)
+//   BM_Forward_Acks     no xcp section, pure ACKs (ip_len 52) of the 64 flows
+//                       arriving from the satellite port toward the senders
+//   BM_Legacy_Acks      legacy mode, the same ACKs: each one's window clamped
+//                       to its flow's share (the flows were opened by a SYN
+//                       and a SYN-ACK before timing, so the window scale is
+//                       known) and its TCP checksum updated
 // 64 flows to 10.20.1.5, ip_len 1040 or 92 bytes (benchmark argument; with
 // the XCP header the IP packet is 20 bytes longer). vs_forward: ns/packet
 // over the matching forward run's (TCP over TCP, XCP packets over XCP
-// packets) of the same ip_len, measured here with the thread CPU clock.
+// packets, ACKs over ACKs) of the same ip_len, measured here with the thread
+// CPU clock.
 //
 // As in bench_dp_satlink.cc: one iteration is one burst of 32 packets put on
 // the terrestrial port's RX ring, then one sgw_worker_iter + flush; virtual
@@ -108,9 +118,14 @@ struct RingPort {
 };
 
 // One hub: its ports, its dataplane, its input and virtual time.
+// What a rig is fed: TCP data toward the site, the same with an XCP header, or
+// the site's pure ACKs coming back from the satellite port.
+enum Kind { kTcp, kXcpPkts, kAcks };
+
 struct Rig {
 	const char *what = "";
-	bool xcp = false, xcp_pkts = false;
+	bool xcp = false, legacy = false;
+	Kind kind = kTcp;
 	RingPort terr, sat;
 	sgw_dp *dp = nullptr;
 	bool up = false;
@@ -125,6 +140,12 @@ struct Rig {
 		sgw_worker_iter(w, w->ns_base_tsc + uint64_t(double(now) / w->ns_per_tsc) + 1);
 		sgw_worker_flush(w);
 	}
+	// The NIC's TX completion, on both ports.
+	void drain_tx()
+	{
+		RingPort::free_ring(sat.tx);
+		RingPort::free_ring(terr.tx);
+	}
 	uint64_t drops() const
 	{
 		uint64_t d = 0;
@@ -135,7 +156,7 @@ struct Rig {
 	}
 };
 
-Rig g_fwd_tcp, g_xcp_tcp, g_fwd_x, g_xcp_x;
+Rig g_fwd_tcp, g_xcp_tcp, g_fwd_x, g_xcp_x, g_leg_tcp, g_fwd_acks, g_leg_acks;
 
 std::string
 hub_yaml(const Rig &r)
@@ -150,7 +171,7 @@ hub_yaml(const Rig &r)
 	       "workers: {idle_backoff_us: 0}\n"
 	       "satlink: {port: sat, forward_rate_bps: 400000000000, return_rate_bps: "
 	       "400000000000, peer_mac: \"02:00:00:00:04:01\", default_service: bypass}\n" +
-	       std::string(r.xcp ? "xcp: {}\n" : "");
+	       std::string(!r.xcp ? "" : r.legacy ? "xcp: {legacy: true}\n" : "xcp: {}\n");
 }
 
 // An XCP v2 header inserted after the IPv4 header (protocol 254), as the sender's agent does.
@@ -180,27 +201,41 @@ with_xcp(const Bytes &v, uint32_t cwnd)
 	return o;
 }
 
-// 64 flows of ip_len-byte IPv4/TCP packets to the site, with or without the XCP header.
-const std::vector<Bytes> &
-templates(uint32_t ip_len, bool xcp)
+// Flow i's segment: from the sender (198.51.100.10:7000+i) to the site, or back.
+Bytes
+segment(uint32_t i, bool back, uint8_t flags, uint32_t payload)
 {
-	static std::map<std::pair<uint32_t, bool>, std::vector<Bytes>> cache;
-	std::vector<Bytes> &v = cache[{ip_len, xcp}];
+	sgwtest::Frame f;
+
+	f.proto = 6;
+	f.tcp_flags = flags;
+	f.src = back ? "10.20.1.5" : "198.51.100.10";
+	f.dst = back ? "198.51.100.10" : "10.20.1.5";
+	f.sport = back ? 443 : uint16_t(7000 + i);
+	f.dport = back ? uint16_t(7000 + i) : 443;
+	f.seq = back ? 5000 + i : 1000 + i;
+	f.ack = back ? 1001 + i : 0;
+	f.payload = payload;
+	return sgwtest::build(f);
+}
+
+// 64 flows of ip_len-byte IPv4/TCP packets to the site, with or without the XCP
+// header; or the site's pure ACKs (window 65535) of those flows.
+const std::vector<Bytes> &
+templates(uint32_t ip_len, Kind k)
+{
+	static std::map<std::pair<uint32_t, Kind>, std::vector<Bytes>> cache;
+	std::vector<Bytes> &v = cache[{ip_len, k}];
 
 	if (v.empty())
 		for (uint32_t i = 0; i < kFlows; i++) {
-			sgwtest::Frame f;
-
-			f.proto = 6;
-			f.tcp_flags = 0x10;
-			f.src = "198.51.100.10";
-			f.dst = "10.20.1.5";
-			f.sport = uint16_t(7000 + i);
-			f.dport = 443;
-			f.seq = 1000 + i;
-			f.payload = ip_len - 52;  // 20 IP + 32 TCP with the timestamp option
-			Bytes b = sgwtest::build(f);
-			v.push_back(xcp ? with_xcp(b, 64000 + 1000 * i) : b);
+			if (k == kAcks) {
+				v.push_back(segment(i, true, 0x10, 0));
+				continue;
+			}
+			// 20 IP + 32 TCP with the timestamp option
+			Bytes b = segment(i, false, 0x10, ip_len - 52);
+			v.push_back(k == kXcpPkts ? with_xcp(b, 64000 + 1000 * i) : b);
 		}
 	return v;
 }
@@ -208,7 +243,7 @@ templates(uint32_t ip_len, bool xcp)
 bool
 alloc_packets(Rig &r, uint32_t ip_len, uint32_t n)
 {
-	const std::vector<Bytes> &t = templates(ip_len, r.xcp_pkts);
+	const std::vector<Bytes> &t = templates(ip_len, r.kind);
 	std::vector<rte_mbuf *> m(n);
 
 	if (rte_pktmbuf_alloc_bulk(r.dp->pool, m.data(), n) != 0)
@@ -238,8 +273,8 @@ step(Rig &r)
 {
 	uint32_t n = uint32_t(std::min<size_t>(kBurst, r.stage.size() - r.pos));
 
-	n = rte_ring_enqueue_burst(r.terr.rx, reinterpret_cast<void **>(&r.stage[r.pos]), n,
-				   nullptr);
+	n = rte_ring_enqueue_burst(r.kind == kAcks ? r.sat.rx : r.terr.rx,
+				   reinterpret_cast<void **>(&r.stage[r.pos]), n, nullptr);
 	r.pos += n;
 	r.now += kStepNs;
 	r.iter();
@@ -255,13 +290,13 @@ cpu_ns()
 	return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
-// The forward runs' ns/packet by (ip_len, XCP packets): the median of the longest runs.
-std::map<std::pair<uint32_t, bool>, std::vector<std::pair<int64_t, double>>> g_fwd_runs;
+// The forward runs' ns/packet by (ip_len, input): the median of the longest runs.
+std::map<std::pair<uint32_t, Kind>, std::vector<std::pair<int64_t, double>>> g_fwd_runs;
 
 double
-forward_ns(uint32_t ip_len, bool xcp_pkts)
+forward_ns(uint32_t ip_len, Kind k)
 {
-	auto it = g_fwd_runs.find({ip_len, xcp_pkts});
+	auto it = g_fwd_runs.find({ip_len, k});
 	std::vector<double> v;
 	int64_t most = 0;
 
@@ -276,25 +311,38 @@ forward_ns(uint32_t ip_len, bool xcp_pkts)
 	return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// The stage's count of the packets it handled the way the rig's input needs:
+// lowered or load (XCP, TCP), a legacy flow's data or load (legacy TCP), a
+// clamped window (legacy ACKs: every one is above its flow's share).
+uint64_t
+handled(const Rig &r)
+{
+	uint64_t ctr[SGW_XS__COUNT], bad[SGW_XCP_E__COUNT];
+	sgw_xcp_sums sums;
+
+	sgw_xs_counters(r.dp, ctr, bad, &sums);
+	if (r.kind == kAcks)
+		return ctr[SGW_XS_LEG_CLAMPED];
+	if (r.legacy)
+		return ctr[SGW_XS_LEG_DATA] + ctr[SGW_XS_LEG_LOAD];
+	return ctr[SGW_XS_LOWERED] + ctr[SGW_XS_OTHER_LINK];
+}
+
 void
 run(benchmark::State &state, Rig &r)
 {
 	uint32_t ip_len = uint32_t(state.range(0));
-	uint64_t items = 0, t0, paused = 0, p0, drops0;
-	uint64_t ctr[SGW_XS__COUNT], bad[SGW_XCP_E__COUNT], lowered0 = 0;
-	sgw_xcp_sums sums;
+	uint64_t items = 0, t0, paused = 0, p0, drops0, handled0 = 0;
 
 	if (r.dp == nullptr) {
 		state.SkipWithError("rig not started");
 		return;
 	}
 	free_stage(r);
-	RingPort::free_ring(r.sat.tx);
+	r.drain_tx();
 	drops0 = r.drops();
-	if (r.xcp) {
-		sgw_xs_counters(r.dp, ctr, bad, &sums);
-		lowered0 = ctr[SGW_XS_LOWERED] + ctr[SGW_XS_OTHER_LINK];
-	}
+	if (r.xcp)
+		handled0 = handled(r);
 	if (!alloc_packets(r, ip_len, kStage)) {
 		state.SkipWithError("no mbufs for the input");
 		return;
@@ -306,7 +354,7 @@ run(benchmark::State &state, Rig &r)
 			p0 = cpu_ns();
 			r.stage.clear();
 			r.pos = 0;
-			RingPort::free_ring(r.sat.tx);  // the NIC's TX completion
+			r.drain_tx();
 			if (!alloc_packets(r, ip_len, kStage)) {
 				state.SkipWithError("no mbufs for the input");
 				break;
@@ -320,24 +368,23 @@ run(benchmark::State &state, Rig &r)
 
 	free_stage(r);
 	r.iter();
-	RingPort::free_ring(r.sat.tx);
+	r.drain_tx();
 	if (r.drops() != drops0)
 		state.SkipWithError("the hub dropped packets");
 	if (r.xcp) {
-		sgw_xs_counters(r.dp, ctr, bad, &sums);
 		// Every packet went through the stage: lowered (XCP, first interval: to 0,
-		// then to its share) or counted as load.
-		if (ctr[SGW_XS_LOWERED] + ctr[SGW_XS_OTHER_LINK] - lowered0 < items)
-			state.SkipWithError("the XCP stage did not see every packet");
+		// then to its share), a legacy flow's data, clamped, or counted as load.
+		if (handled(r) - handled0 < items)
+			state.SkipWithError("the XCP stage did not handle every packet");
 		sgw_xs_tpub t;
 		sgw_xs_read(r.dp, &t);
 		state.counters["intervals"] = double(t.epoch);
 	}
 	state.SetItemsProcessed(int64_t(items));
 	if (!r.xcp) {
-		g_fwd_runs[{ip_len, r.xcp_pkts}].push_back({int64_t(state.iterations()), ns});
+		g_fwd_runs[{ip_len, r.kind}].push_back({int64_t(state.iterations()), ns});
 	} else {
-		double f = forward_ns(ip_len, r.xcp_pkts);
+		double f = forward_ns(ip_len, r.kind);
 
 		if (f > 0)
 			state.counters["vs_forward"] = ns / f;
@@ -348,9 +395,45 @@ void BM_Forward_Tcp(benchmark::State &s) { run(s, g_fwd_tcp); }
 void BM_Xcp_Tcp(benchmark::State &s) { run(s, g_xcp_tcp); }
 void BM_Forward_XcpPkts(benchmark::State &s) { run(s, g_fwd_x); }
 void BM_Xcp_XcpPkts(benchmark::State &s) { run(s, g_xcp_x); }
+void BM_Legacy_Tcp(benchmark::State &s) { run(s, g_leg_tcp); }
+void BM_Forward_Acks(benchmark::State &s) { run(s, g_fwd_acks); }
+void BM_Legacy_Acks(benchmark::State &s) { run(s, g_leg_acks); }
+
+// Opens the 64 flows on the hub before timing: each sender's SYN toward the
+// site, then the site's SYN-ACK from the satellite port (legacy mode learns
+// both SYNs' window scale: none here, so the clamp's shift is 0).
+bool
+open_flows(Rig &r)
+{
+	for (int back = 0; back < 2; back++) {
+		std::vector<rte_mbuf *> m(kFlows);
+
+		if (rte_pktmbuf_alloc_bulk(r.dp->pool, m.data(), kFlows) != 0)
+			return false;
+		for (uint32_t i = 0; i < kFlows; i++) {
+			Bytes b = segment(i, back != 0, back ? 0x12 : 0x02, 0);
+
+			std::memcpy(rte_pktmbuf_append(m[i], uint16_t(b.size())), b.data(),
+				    b.size());
+		}
+		if (rte_ring_enqueue_bulk(back ? r.sat.rx : r.terr.rx,
+					  reinterpret_cast<void **>(m.data()), kFlows,
+					  nullptr) != kFlows) {
+			for (rte_mbuf *x : m)
+				rte_pktmbuf_free(x);
+			return false;
+		}
+		for (int i = 0; i < 4; i++) {
+			r.now += kStepNs;
+			r.iter();
+		}
+		r.drain_tx();
+	}
+	return r.drops() == 0;
+}
 
 bool
-start_rig(Rig &r, const char *what, bool xcp, bool xcp_pkts)
+start_rig(Rig &r, const char *what, bool xcp, bool legacy, Kind kind)
 {
 	std::string base = "bxs" + std::to_string(++g_rings);
 	sgw_policy pol;
@@ -360,7 +443,8 @@ start_rig(Rig &r, const char *what, bool xcp, bool xcp_pkts)
 
 	r.what = what;
 	r.xcp = xcp;
-	r.xcp_pkts = xcp_pkts;
+	r.legacy = legacy;
+	r.kind = kind;
 	if (!r.terr.make(base + "t") || !r.sat.make(base + "s"))
 		return false;
 	std::string y = hub_yaml(r);
@@ -380,8 +464,8 @@ start_rig(Rig &r, const char *what, bool xcp, bool xcp_pkts)
 	if (r.dp->stage_on[SGW_STAGE_XCP] != xcp)
 		return false;
 	r.iter();
-	RingPort::free_ring(r.sat.tx);
-	return true;
+	r.drain_tx();
+	return kind != kAcks || open_flows(r);
 }
 
 void
@@ -415,11 +499,17 @@ register_all(int64_t iters)
 		{"BM_Forward_XcpPkts", BM_Forward_XcpPkts},
 		{"BM_Xcp_Tcp", BM_Xcp_Tcp},
 		{"BM_Xcp_XcpPkts", BM_Xcp_XcpPkts},
+		{"BM_Legacy_Tcp", BM_Legacy_Tcp},
+		{"BM_Forward_Acks", BM_Forward_Acks},
+		{"BM_Legacy_Acks", BM_Legacy_Acks},
 	};
 	for (const auto &x : b) {
 		benchmark::internal::Benchmark *r = benchmark::RegisterBenchmark(x.name, x.fn);
 
-		r->ArgName("ip_len")->Arg(1040)->Arg(92);
+		if (std::strstr(x.name, "Acks") != nullptr)
+			r->ArgName("ip_len")->Arg(52);
+		else
+			r->ArgName("ip_len")->Arg(1040)->Arg(92);
 		if (iters > 0)
 			r->Iterations(iters);
 		else
@@ -456,10 +546,13 @@ main(int argc, char **argv)
 			     rte_strerror(rte_errno));
 		return 1;
 	}
-	if (!start_rig(g_fwd_tcp, "forward-tcp", false, false) ||
-	    !start_rig(g_xcp_tcp, "xcp-tcp", true, false) ||
-	    !start_rig(g_fwd_x, "forward-xcp-pkts", false, true) ||
-	    !start_rig(g_xcp_x, "xcp-xcp-pkts", true, true))
+	if (!start_rig(g_fwd_tcp, "forward-tcp", false, false, kTcp) ||
+	    !start_rig(g_xcp_tcp, "xcp-tcp", true, false, kTcp) ||
+	    !start_rig(g_fwd_x, "forward-xcp-pkts", false, false, kXcpPkts) ||
+	    !start_rig(g_xcp_x, "xcp-xcp-pkts", true, false, kXcpPkts) ||
+	    !start_rig(g_leg_tcp, "legacy-tcp", true, true, kTcp) ||
+	    !start_rig(g_fwd_acks, "forward-acks", false, false, kAcks) ||
+	    !start_rig(g_leg_acks, "legacy-acks", true, true, kAcks))
 		rc = 1;
 	else
 		benchmark::RunSpecifiedBenchmarks();
@@ -468,6 +561,9 @@ main(int argc, char **argv)
 	stop_rig(g_xcp_tcp);
 	stop_rig(g_fwd_x);
 	stop_rig(g_xcp_x);
+	stop_rig(g_leg_tcp);
+	stop_rig(g_fwd_acks);
+	stop_rig(g_leg_acks);
 	rte_eal_cleanup();
 	return rc;
 }
