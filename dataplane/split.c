@@ -114,6 +114,7 @@ static const char *const sp_cons_names[SP_CONS__COUNT] = { "split_segs_consumed"
 static const char *const sp_ctr_names[SGW_SPD__COUNT] = {
 	"opened", "accepted", "closed", "refused", "late_msgs", "no_mbuf", "timer_full",
 	"relay_bytes_max", "aborted_restart", "tw_reused", "restart_probes",
+	"halves_reset_at_stop",
 };
 static const char *const sp_byp_names[SGW_SPD_BYP__COUNT] = {
 	"bypassed_not_syn", "bypassed_ipv6_ext", "bypassed_fragment", "bypassed_no_session",
@@ -1022,6 +1023,54 @@ split_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
 	x->nstall = k + (x->nstall - n);
 }
 
+/*
+ * Graceful stop (the table's stop hook, on the worker's lcore before the
+ * ports stop): every half whose stream still carries is reset both ways
+ * (sgw_split_stop: RST to the local peer with the leg's sequence numbers,
+ * RST ABORT to the far half over satlink). A half whose RST message the
+ * channel could not take stays stalled: split_loop sends it while the worker
+ * lingers (split_stop_busy). One pass over the pool: bounded by its size.
+ */
+static void
+split_stop(struct sgw_worker *w, const struct sgw_snapshot *s)
+{
+	struct sp_worker *x = SPW(w);
+	uint32_t k;
+
+	if (x == NULL || x->pool.base == NULL)
+		return;
+	x->s = s;
+	for (k = 0; k < x->pool.cap; k++) {
+		struct sp_obj *o = sgw_pool_get(&x->pool, k);
+		struct sgw_split_out out;
+
+		if (x->pool.next[k] != NONE32 - 1u || o->sp.state == SGW_SPLIT_S_FREE)
+			continue;
+		x->refuse_sess = o->sess;
+		if (sgw_split_stop(&x->env, &o->sp, w->now_ns, &out) != 0)
+			x->ctr[SGW_SPD_RESET_AT_STOP]++;
+		x->refuse_sess = NONE32;
+		half_out(x, o, &out);
+	}
+}
+
+/* Halves still waiting to send (their RST), and this worker's sessions with frames queued. */
+static uint32_t
+split_stop_busy(const struct sgw_worker *w)
+{
+	const struct sp_worker *x = SPW(w);
+	const struct sgw_sl *sl = sgw_sl_of(w->dp);
+	uint32_t busy = 0, i;
+
+	if (x == NULL || sl == NULL)
+		return 0;
+	for (i = 0; i < SPD(w->dp)->n_sess && i < sl->n_sess; i++)
+		if (sl->sess[i].owner == w->idx &&
+		    (x->sess_wait[i] != 0 || sgw_sl_queued_bytes(w->dp, i) != 0))
+			busy++;
+	return busy;
+}
+
 /* ---------------------------------------------------------- init, fini */
 
 static void split_fini(struct sgw_dp *dp);
@@ -1461,4 +1510,6 @@ const struct sgw_stage_ops sgw_stage_split = {
 	.tel_cmd = "/satgw/split",
 	.tel_help = "TCP split stage counters",
 	.telemetry = split_telemetry,
+	.stop = split_stop,
+	.stop_busy = split_stop_busy,
 };

@@ -57,6 +57,8 @@ enum sgw_spd_ctr {
 					 * was in TIME-WAIT (the old half freed) */
 	SGW_SPD_RESTART_PROBES,         /* SYNs sent toward the far peer of a half given up
 					 * for a restart (split_sess_restart) */
+	SGW_SPD_RESET_AT_STOP,          /* halves reset both ways at a graceful stop
+					 * (SIGINT/SIGTERM: split_stop) */
 	SGW_SPD__COUNT
 };
 
