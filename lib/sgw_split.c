@@ -1296,3 +1296,9 @@ sgw_split_stop(struct sgw_split_env *env, struct sgw_split *sp, uint64_t now,
 	post(env, sp, out);
 	return 1;
 }
+
+const struct sgw_rwc *
+sgw_split_rwc(const struct sgw_split *sp)
+{
+	return (sp->flags & F_RWC) ? sp->rwc : NULL;
+}

@@ -306,6 +306,14 @@ void sgw_split_abort(struct sgw_split_env *env, struct sgw_split *sp, uint64_t n
 int sgw_split_stop(struct sgw_split_env *env, struct sgw_split *sp, uint64_t now,
 		   struct sgw_split_out *out);
 
+/*
+ * PETRA/ACKRES: the half's window control once its leg is established and
+ * the control initialised (its stats, struct sgw_rwc_stats, are its own),
+ * else NULL (RWND, or a leg not yet up: the memory may hold a previous
+ * occupant's). For counters (the stage sums them into telemetry).
+ */
+const struct sgw_rwc *sgw_split_rwc(const struct sgw_split *sp);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1233,3 +1233,53 @@ TEST_F(SplitStage, TerminalStopResetsClientAndServer)
 	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_ABORTED_RESTART), 0u)
 		<< "ended by the message, not by a restart";
 }
+
+/*
+ * PETRA and ACKRES (issue 10): the terminal's leg of an upload withholds
+ * ACKs above the threshold; the window control's own counters (rwc_*) reach
+ * the stage's counters (exit report, /satgw/split) while the half lives and
+ * after it is freed. The hub (RWND) counts none.
+ */
+class SplitRwc : public SplitStage {
+public:
+	void Upload(const std::string &scheme)
+	{
+		term_split = "split: {relay_connection_bytes: 65536, relay_terminal_bytes: "
+			     "1048576, relay_worker_bytes: 1048576, rwnd: " + scheme +
+			     ", threshold_bytes: 16384}\n";
+		start();
+		session_up();
+		ClientConnect(40000, 1u << 20);
+		run_until(now + 4000000000ull, 500000);
+		ASSERT_TRUE(Bytewise(server.rx, 11, 1u << 20)) << "server got " << server.rx.size();
+		uint64_t v = 0;
+		ASSERT_EQ(sgw_split_dp_field(term.get(), "rwc_withheld", &v), 0);
+		EXPECT_GT(v, 0u) << scheme << ": ACKs withheld above the threshold";
+		ASSERT_EQ(sgw_split_dp_field(term.get(), "rwc_acks_sent", &v), 0);
+		EXPECT_GT(v, 0u);
+		if (scheme == "ackres") {
+			ASSERT_EQ(sgw_split_dp_field(term.get(), "rwc_rtt_samples", &v), 0);
+			EXPECT_GT(v, 0u) << "the RTO estimator's samples";
+		}
+		ASSERT_EQ(sgw_split_dp_field(hub.get(), "rwc_acks_sent", &v), 0);
+		EXPECT_EQ(v, 0u) << "RWND at the hub: no window control of its own";
+		ASSERT_EQ(sgw_split_dp_field(term.get(), "leg_rx_clipped", &v), 0);
+		uint64_t live = 0, freed = 0;
+		ASSERT_EQ(sgw_split_dp_field(term.get(), "rwc_withheld", &live), 0);
+		/* Past TIME-WAIT the halves are freed: their counts stay. */
+		run_until(now + 70000000000ull, 5000000);
+		ASSERT_EQ(sgw_split_dp_open(term.get()), 0u);
+		ASSERT_EQ(sgw_split_dp_field(term.get(), "rwc_withheld", &freed), 0);
+		EXPECT_GE(freed, live) << "a freed half's counts are kept";
+	}
+};
+
+TEST_F(SplitRwc, PetraCountersExported)
+{
+	Upload("petra");
+}
+
+TEST_F(SplitRwc, AckresCountersExported)
+{
+	Upload("ackres");
+}
