@@ -1124,6 +1124,23 @@ split_stop_busy(const struct sgw_worker *w)
 
 static void split_fini(struct sgw_dp *dp);
 
+/*
+ * The policy's leg keys: ACKRES's assumed RTO floor of the senders
+ * (ackres_rto_min_ms; the estimate before the first sample is never below
+ * it) and the legs' retry bound (leg_retries: RTO expiries of one segment).
+ */
+static void
+split_conf_legs(const struct sgw_split_policy *sp, struct sgw_split_conf *sc,
+		struct sgw_tcp_conf *tc)
+{
+	sc->rwc.rto_min_ns = (uint64_t)sp->ackres_rto_min_ms * 1000000u;
+	if (sc->rwc.rto_init_ns < sc->rwc.rto_min_ns)
+		sc->rwc.rto_init_ns = sc->rwc.rto_min_ns;
+	if (sc->rwc.rto_max_ns < sc->rwc.rto_min_ns)
+		sc->rwc.rto_max_ns = sc->rwc.rto_min_ns;
+	tc->data_retries = sp->leg_retries;
+}
+
 static uint32_t
 pow2_at_least(uint32_t v)
 {
@@ -1177,6 +1194,7 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	sgw_tcp_conf_default(&tc);
 	tc.rcv_buf = sp->relay_connection_bytes;
 	sc.rwc.wscale = 0;
+	split_conf_legs(sp, &sc, &tc);
 	d = rte_zmalloc("sgw_split_dp", sizeof(*d), RTE_CACHE_LINE_SIZE);
 	if (d == NULL)
 		return -1;
