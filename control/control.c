@@ -117,6 +117,10 @@ split_diff(const struct sgw_split_policy *a, const struct sgw_split_policy *b)
 		return "threshold_bytes";
 	if (a->open_credit != b->open_credit)
 		return "open_credit";
+	if (a->ackres_rto_min_ms != b->ackres_rto_min_ms)
+		return "ackres_rto_min_ms";
+	if (a->leg_retries != b->leg_retries)
+		return "leg_retries";
 	return NULL;
 }
 

@@ -319,12 +319,17 @@ put_split(FILE *f, const struct sgw_policy *p)
 	SPLIT_KEY(max_connections_terminal, "max_connections_per_terminal", PRIu32);
 	SPLIT_KEY(idle_timeout_ms, "idle_timeout_ms", PRIu32);
 	SPLIT_KEY(open_credit, "open_credit", PRIu32);
+	SPLIT_KEY(leg_retries, "leg_retries", "u");
 #undef SPLIT_KEY
 	if (sp->rwnd != ds->rwnd) {
 		fprintf(f, "%s  rwnd: %s\n", any ? "" : "split:\n", sgw_split_rwnd_name(sp->rwnd));
 		any = true;
 		if (sp->threshold_bytes != 0)
 			fprintf(f, "  threshold_bytes: %" PRIu32 "\n", sp->threshold_bytes);
+		/* Allowed with ackres only (the loader refuses it otherwise). */
+		if (sp->rwnd == SGW_SPLIT_RWND_ACKRES &&
+		    sp->ackres_rto_min_ms != ds->ackres_rto_min_ms)
+			fprintf(f, "  ackres_rto_min_ms: %" PRIu32 "\n", sp->ackres_rto_min_ms);
 	}
 	if (!any)
 		fputs("split: {}\n", f);

@@ -15,6 +15,7 @@
 enum {
 	SK_RELAY_CONN, SK_RELAY_TERM, SK_RELAY_WORKER, SK_MAX_WORKER, SK_MAX_TERM, SK_IDLE,
 	SK_RWND, SK_THRESHOLD, SK_OPEN_CREDIT,
+	SK_ACKRES_RTO_MIN, SK_LEG_RETRIES,
 };
 static const struct keyspec split_keys[] = {
 	[SK_RELAY_CONN] = { "relay_connection_bytes", false },
@@ -26,6 +27,8 @@ static const struct keyspec split_keys[] = {
 	[SK_RWND] = { "rwnd", false },
 	[SK_THRESHOLD] = { "threshold_bytes", false },
 	[SK_OPEN_CREDIT] = { "open_credit", false },
+	[SK_ACKRES_RTO_MIN] = { "ackres_rto_min_ms", false },
+	[SK_LEG_RETRIES] = { "leg_retries", false },
 };
 
 /* At the top level every key of the section gets "belongs under 'split:'". */
@@ -36,6 +39,8 @@ const struct keyset split_keyset = { split_keys, NKEYS(split_keys) };
 #define SPLIT_TOTAL_MAX ((uint64_t)1 << 40)   /* a terabyte: past it is a typo */
 #define SPLIT_CONNS_MAX (1u << 24)
 #define SPLIT_IDLE_MAX 86400000u              /* a day */
+#define SPLIT_RTO_MIN_MAX 60000u              /* lib/sgw_relay.c's RTO ceiling, 60 s */
+#define SPLIT_LEG_RETRIES_MAX 30u             /* Linux's tcp_retries2 is 15 */
 
 static const char *const handshake_names[SGW_SPLIT_HS__COUNT] = { "end-to-end", "spoofed" };
 static const char *const rwnd_names[SGW_SPLIT_RWND__COUNT] = { "rwnd", "petra", "ackres" };
@@ -76,6 +81,27 @@ load_rule_split(struct ld *ld, struct sgw_rule *r, const struct ynode *hs_key,
 	if (!has_satlink)
 		ERR(ld, act, "action 'split' needs a 'satlink' section: a split connection's "
 		    "bytes cross the satellite on a channel of its terminal's satlink session");
+}
+
+/*
+ * ackres_rto_min_ms (ACKRES's assumed RTO floor of the senders: its refresh
+ * ACK goes out before the estimate expires) and leg_retries (the legs' RTO
+ * expiries of one segment before a leg gives up).
+ */
+static void
+load_split_legs(struct ld *ld, const struct ynode **vals, const struct ynode **keys)
+{
+	struct sgw_split_policy *sp = &ld->p->split;
+	uint32_t r;
+
+	get_u32(ld, vals[SK_ACKRES_RTO_MIN], "ackres_rto_min_ms", 1, SPLIT_RTO_MIN_MAX,
+		&sp->ackres_rto_min_ms);
+	if (vals[SK_ACKRES_RTO_MIN] != NULL && sp->rwnd != SGW_SPLIT_RWND_ACKRES)
+		ERR(ld, keys[SK_ACKRES_RTO_MIN], "'ackres_rto_min_ms' is used by "
+		    "'rwnd: ackres' only");
+	if (vals[SK_LEG_RETRIES] != NULL &&
+	    get_u32(ld, vals[SK_LEG_RETRIES], "leg_retries", 1, SPLIT_LEG_RETRIES_MAX, &r))
+		sp->leg_retries = (uint8_t)r;
 }
 
 /* split: optional, roles hub and terminal; needs satlink. */
@@ -160,6 +186,7 @@ load_split(struct ld *ld, const struct ynode *key, const struct ynode *v)
 			    "'relay_connection_bytes' (%" PRIu32 ")", sp->threshold_bytes,
 			    sp->relay_connection_bytes);
 	}
+	load_split_legs(ld, vals, keys);
 	if (!p->satlink.enabled)
 		ERR(ld, key, "'split' needs a 'satlink' section: a split connection's bytes "
 		    "cross the satellite on a channel of its terminal's satlink session");

@@ -263,6 +263,18 @@ uint32_t sgw_worker_process(struct sgw_worker *w, const struct sgw_snapshot *s,
 			    struct rte_mbuf **m, uint16_t n, bool may_handoff);
 /* Run what stages handed back (sgw_reinject) through the pipeline. */
 void sgw_worker_reinject_drain(struct sgw_worker *w, const struct sgw_snapshot *s);
+/*
+ * Graceful stop, on the worker's lcore once its loop saw quit, before the
+ * ports stop: sgw_worker_stop_begin runs every stage's stop hook (the split
+ * resets its open halves both ways); sgw_worker_stop_iter is one loop without
+ * RX (timers, loop hooks, re-inject, TX) and returns what the stages still
+ * have to send (stop_busy, 0: done). sgw_worker_stop does both in real time,
+ * lingering at most SGW_STOP_LINGER_MS, then flushes TX.
+ */
+#define SGW_STOP_LINGER_MS 250u
+void sgw_worker_stop_begin(struct sgw_worker *w, uint64_t now_tsc);
+uint32_t sgw_worker_stop_iter(struct sgw_worker *w, uint64_t now_tsc);
+void sgw_worker_stop(struct sgw_worker *w);
 
 /* tx.c */
 void sgw_worker_flush(struct sgw_worker *w);

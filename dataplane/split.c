@@ -17,6 +17,7 @@
  */
 #include <inttypes.h>
 #include <stdalign.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -91,6 +92,7 @@ struct sp_worker {
 	uint64_t byp[SGW_SPD_BYP__COUNT];
 	uint64_t orig[2];
 	uint64_t cons[1];
+	uint64_t rwc_done[11];          /* PETRA/ACKRES: freed halves' rwc stats (rwc_fold) */
 } __rte_cache_aligned;
 
 struct sp_dp {
@@ -114,6 +116,7 @@ static const char *const sp_cons_names[SP_CONS__COUNT] = { "split_segs_consumed"
 static const char *const sp_ctr_names[SGW_SPD__COUNT] = {
 	"opened", "accepted", "closed", "refused", "late_msgs", "no_mbuf", "timer_full",
 	"relay_bytes_max", "aborted_restart", "tw_reused", "restart_probes",
+	"halves_reset_at_stop",
 };
 static const char *const sp_byp_names[SGW_SPD_BYP__COUNT] = {
 	"bypassed_not_syn", "bypassed_ipv6_ext", "bypassed_fragment", "bypassed_no_session",
@@ -383,12 +386,59 @@ io_tcp_tx(void *ctx, struct sgw_split *sp, const uint8_t *hdr, uint32_t hlen,
 
 /* ------------------------------------------------------------ the halves */
 
+/*
+ * PETRA/ACKRES window-control counters (lib/sgw_relay.h struct sgw_rwc_stats,
+ * per half) exported as rwc_* (docs/telemetry.md): a freed half's are folded
+ * into its worker's totals, a live half's read from the pool.
+ */
+static const struct {
+	const char *name;
+	size_t off;
+} sp_rwc_fields[] = {
+	{ "rwc_acks_sent", offsetof(struct sgw_rwc_stats, acks_sent) },
+	{ "rwc_zero_windows", offsetof(struct sgw_rwc_stats, zero_windows) },
+	{ "rwc_anti_freeze", offsetof(struct sgw_rwc_stats, anti_freeze) },
+	{ "rwc_drain_updates", offsetof(struct sgw_rwc_stats, drain_updates) },
+	{ "rwc_withheld", offsetof(struct sgw_rwc_stats, withheld) },
+	{ "rwc_rto_refreshes", offsetof(struct sgw_rwc_stats, rto_refreshes) },
+	{ "rwc_scale_retractions", offsetof(struct sgw_rwc_stats, scale_retractions) },
+	{ "rwc_sws_holds", offsetof(struct sgw_rwc_stats, sws_holds) },
+	{ "rwc_rtt_samples", offsetof(struct sgw_rwc_stats, rtt_samples) },
+	{ "rwc_dup_segments", offsetof(struct sgw_rwc_stats, dup_segments) },
+	{ "rwc_bad_input", offsetof(struct sgw_rwc_stats, bad_input) },
+};
+#define SP_RWC_N RTE_DIM(sp_rwc_fields)
+
+static inline uint32_t
+rwc_stat(const struct sgw_rwc *c, unsigned int k)
+{
+	uint32_t v;
+
+	memcpy(&v, (const uint8_t *)&c->st + sp_rwc_fields[k].off, sizeof(v));
+	return v;
+}
+
+static void
+rwc_fold(struct sp_worker *x, const struct sp_obj *o)
+{
+	const struct sgw_rwc *c = sgw_split_rwc(&o->sp);
+	unsigned int k;
+
+	RTE_BUILD_BUG_ON(SP_RWC_N != RTE_DIM(x->rwc_done));
+	if (c == NULL)
+		return;
+	for (k = 0; k < SP_RWC_N; k++)
+		x->rwc_done[k] += rwc_stat(c, k);
+}
+
 static void
 half_free(struct sp_worker *x, struct sp_obj *o)
 {
 	struct sgw_worker *w = x->w;
 	struct sgw_flow_table *ft = w->flows;
 	uint32_t idx = idx_of(x, o), id;
+
+	rwc_fold(x, o);
 
 	for (id = 0; id < SGW_TCP_T__COUNT; id++)
 		sgw_tev_stop(w->tw, &o->sp.tcp.tw[id]);
@@ -1022,9 +1072,74 @@ split_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
 	x->nstall = k + (x->nstall - n);
 }
 
+/*
+ * Graceful stop (the table's stop hook, on the worker's lcore before the
+ * ports stop): every half whose stream still carries is reset both ways
+ * (sgw_split_stop: RST to the local peer with the leg's sequence numbers,
+ * RST ABORT to the far half over satlink). A half whose RST message the
+ * channel could not take stays stalled: split_loop sends it while the worker
+ * lingers (split_stop_busy). One pass over the pool: bounded by its size.
+ */
+static void
+split_stop(struct sgw_worker *w, const struct sgw_snapshot *s)
+{
+	struct sp_worker *x = SPW(w);
+	uint32_t k;
+
+	if (x == NULL || x->pool.base == NULL)
+		return;
+	x->s = s;
+	for (k = 0; k < x->pool.cap; k++) {
+		struct sp_obj *o = sgw_pool_get(&x->pool, k);
+		struct sgw_split_out out;
+
+		if (x->pool.next[k] != NONE32 - 1u || o->sp.state == SGW_SPLIT_S_FREE)
+			continue;
+		x->refuse_sess = o->sess;
+		if (sgw_split_stop(&x->env, &o->sp, w->now_ns, &out) != 0)
+			x->ctr[SGW_SPD_RESET_AT_STOP]++;
+		x->refuse_sess = NONE32;
+		half_out(x, o, &out);
+	}
+}
+
+/* Halves still waiting to send (their RST), and this worker's sessions with frames queued. */
+static uint32_t
+split_stop_busy(const struct sgw_worker *w)
+{
+	const struct sp_worker *x = SPW(w);
+	const struct sgw_sl *sl = sgw_sl_of(w->dp);
+	uint32_t busy = 0, i;
+
+	if (x == NULL || sl == NULL)
+		return 0;
+	for (i = 0; i < SPD(w->dp)->n_sess && i < sl->n_sess; i++)
+		if (sl->sess[i].owner == w->idx &&
+		    (x->sess_wait[i] != 0 || sgw_sl_queued_bytes(w->dp, i) != 0))
+			busy++;
+	return busy;
+}
+
 /* ---------------------------------------------------------- init, fini */
 
 static void split_fini(struct sgw_dp *dp);
+
+/*
+ * The policy's leg keys: ACKRES's assumed RTO floor of the senders
+ * (ackres_rto_min_ms; the estimate before the first sample is never below
+ * it) and the legs' retry bound (leg_retries: RTO expiries of one segment).
+ */
+static void
+split_conf_legs(const struct sgw_split_policy *sp, struct sgw_split_conf *sc,
+		struct sgw_tcp_conf *tc)
+{
+	sc->rwc.rto_min_ns = (uint64_t)sp->ackres_rto_min_ms * 1000000u;
+	if (sc->rwc.rto_init_ns < sc->rwc.rto_min_ns)
+		sc->rwc.rto_init_ns = sc->rwc.rto_min_ns;
+	if (sc->rwc.rto_max_ns < sc->rwc.rto_min_ns)
+		sc->rwc.rto_max_ns = sc->rwc.rto_min_ns;
+	tc->data_retries = sp->leg_retries;
+}
 
 static uint32_t
 pow2_at_least(uint32_t v)
@@ -1079,6 +1194,7 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	sgw_tcp_conf_default(&tc);
 	tc.rcv_buf = sp->relay_connection_bytes;
 	sc.rwc.wscale = 0;
+	split_conf_legs(sp, &sc, &tc);
 	d = rte_zmalloc("sgw_split_dp", sizeof(*d), RTE_CACHE_LINE_SIZE);
 	if (d == NULL)
 		return -1;
@@ -1341,6 +1457,67 @@ split_occupancy(const struct sgw_dp *dp, uint64_t occ[2])
 	}
 }
 
+/*
+ * The rwc_* counters, all workers: freed halves' totals plus the live
+ * halves' (a scan of the pool from the reading thread, as split_occupancy).
+ */
+static void
+split_rwc_sums(const struct sgw_dp *dp, uint64_t v[SP_RWC_N])
+{
+	uint32_t i, k;
+	unsigned int j;
+
+	memset(v, 0, SP_RWC_N * sizeof(v[0]));
+	for (i = 0; i < dp->n_workers; i++) {
+		const struct sp_worker *x;
+
+		if (dp->workers[i] == NULL || (x = SPW(dp->workers[i])) == NULL)
+			continue;
+		for (j = 0; j < SP_RWC_N; j++)
+			v[j] += __atomic_load_n(&x->rwc_done[j], __ATOMIC_RELAXED);
+		for (k = 0; k < x->pool.cap && x->pool.base != NULL; k++) {
+			uint32_t nx = __atomic_load_n(&x->pool.next[k], __ATOMIC_RELAXED);
+			const struct sgw_split *sp;
+			const struct sgw_rwc *c;
+
+			if (nx < x->pool.cap || nx == SGW_POOL_NONE)
+				continue;
+			sp = sgw_pool_get(&x->pool, k);
+			if ((c = sgw_split_rwc(sp)) == NULL)
+				continue;
+			for (j = 0; j < SP_RWC_N; j++)
+				v[j] += rwc_stat(c, j);
+		}
+	}
+}
+
+/* The legs' (lib/sgw_tcp) segments cut at the relay's free space, all workers. */
+static uint64_t
+split_leg_ctr(const struct sgw_dp *dp, int c)
+{
+	uint64_t v = 0;
+	uint32_t i;
+
+	for (i = 0; i < dp->n_workers; i++)
+		if (dp->workers[i] != NULL && SPW(dp->workers[i]) != NULL)
+			v += __atomic_load_n(&SPW(dp->workers[i])->st.ctr[c], __ATOMIC_RELAXED);
+	return v;
+}
+
+/* PETRA/ACKRES's window control, and the legs' segments cut at the relay's edge. */
+static void
+split_rwc_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void *ctx)
+{
+	uint64_t v[SP_RWC_N];
+	unsigned int j;
+
+	split_rwc_sums(dp, v);
+	for (j = 0; j < SP_RWC_N; j++)
+		fn(ctx, sp_rwc_fields[j].name, v[j]);
+	fn(ctx, "leg_rx_clipped", split_leg_ctr(dp, SGW_TCP_C_RX_CLIPPED));
+	fn(ctx, "leg_out_of_window", split_leg_ctr(dp, SGW_TCP_C_OUT_OF_WINDOW));
+}
+
 /* Every counter by name: the stage's, its bypass reasons, the halves' (lib). */
 static void
 split_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void *ctx)
@@ -1364,6 +1541,36 @@ split_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void *ctx)
 		fn(ctx, sp_byp_names[k], sgw_split_dp_bypass(dp, (enum sgw_spd_bypass)k));
 	for (k = 0; k < SGW_SPLIT_C__COUNT; k++)
 		fn(ctx, sgw_split_ctr_name(k), sgw_split_dp_lib_ctr(dp, k));
+	split_rwc_fields(dp, fn, ctx);
+}
+
+struct sp_find {
+	const char *name;
+	uint64_t v;
+	int found;
+};
+
+static void
+sp_find_kv(void *ctx, const char *k, uint64_t v)
+{
+	struct sp_find *f = ctx;
+
+	if (!f->found && strcmp(k, f->name) == 0) {
+		f->v = v;
+		f->found = 1;
+	}
+}
+
+int
+sgw_split_dp_field(const struct sgw_dp *dp, const char *name, uint64_t *v)
+{
+	struct sp_find f = { .name = name, .v = 0, .found = 0 };
+
+	if (SPD(dp) == NULL)
+		return -1;
+	split_fields(dp, sp_find_kv, &f);
+	*v = f.v;
+	return f.found ? 0 : -1;
 }
 
 struct sp_json {
@@ -1461,4 +1668,6 @@ const struct sgw_stage_ops sgw_stage_split = {
 	.tel_cmd = "/satgw/split",
 	.tel_help = "TCP split stage counters",
 	.telemetry = split_telemetry,
+	.stop = split_stop,
+	.stop_busy = split_stop_busy,
 };

@@ -57,6 +57,8 @@ enum sgw_spd_ctr {
 					 * was in TIME-WAIT (the old half freed) */
 	SGW_SPD_RESTART_PROBES,         /* SYNs sent toward the far peer of a half given up
 					 * for a restart (split_sess_restart) */
+	SGW_SPD_RESET_AT_STOP,          /* halves reset both ways at a graceful stop
+					 * (SIGINT/SIGTERM: split_stop) */
 	SGW_SPD__COUNT
 };
 
@@ -78,6 +80,8 @@ uint64_t sgw_split_dp_bypass(const struct sgw_dp *dp, enum sgw_spd_bypass b);
 uint64_t sgw_split_dp_lib_ctr(const struct sgw_dp *dp, int c);
 /* Halves alive now, all workers. */
 uint64_t sgw_split_dp_open(const struct sgw_dp *dp);
+/* A counter of the exit report's split.counters (and /satgw/split) by name: 0, or -1 none. */
+int sgw_split_dp_field(const struct sgw_dp *dp, const char *name, uint64_t *v);
 
 #ifdef __cplusplus
 }

@@ -138,6 +138,16 @@ struct sgw_stage_ops {
 	const char *tel_cmd;
 	const char *tel_help;
 	int (*telemetry)(const struct sgw_dp *dp, const char *params, struct rte_tel_data *d);
+	/*
+	 * Graceful stop (sgw_worker_stop): the worker's loop saw quit. On the
+	 * worker's lcore, before the ports stop: end what it holds toward its
+	 * peers (the split: RST both ways for every open half). The worker then
+	 * keeps running its timers and loop hooks (no RX) while any stage's
+	 * stop_busy is nonzero, at most SGW_STOP_LINGER_MS, and flushes TX.
+	 * NULL: nothing to do / nothing left to send.
+	 */
+	void (*stop)(struct sgw_worker *w, const struct sgw_snapshot *s);
+	uint32_t (*stop_busy)(const struct sgw_worker *w);
 };
 
 /* The stage table, indexed by enum sgw_stage_id. */

@@ -15,6 +15,7 @@
 #include <rte_lpm.h>
 #include <rte_lpm6.h>
 #include <rte_mbuf.h>
+#include <rte_pause.h>
 #include <rte_prefetch.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
@@ -405,6 +406,90 @@ sgw_worker_iter(struct sgw_worker *w, uint64_t now_tsc)
 	return total;
 }
 
+/* The current time and snapshot for the stop calls (sgw_worker_iter's first lines). */
+static const struct sgw_snapshot *
+stop_clock(struct sgw_worker *w, uint64_t now_tsc)
+{
+	const struct sgw_snapshot *s = __atomic_load_n(&w->dp->snap, __ATOMIC_ACQUIRE);
+
+	w->now_ns = (uint64_t)((double)(now_tsc - w->ns_base_tsc) * w->ns_per_tsc);
+	return s;
+}
+
+static uint32_t
+stop_busy(const struct sgw_worker *w)
+{
+	const struct sgw_dp *dp = w->dp;
+	uint32_t busy = 0, q;
+
+	for (q = 0; q < SGW_STAGE__COUNT; q++)
+		if (dp->stage_on[q] && sgw_stages[q]->stop_busy != NULL)
+			busy += sgw_stages[q]->stop_busy(w);
+	return busy;
+}
+
+void
+sgw_worker_stop_begin(struct sgw_worker *w, uint64_t now_tsc)
+{
+	struct sgw_dp *dp = w->dp;
+	const struct sgw_snapshot *s = stop_clock(w, now_tsc);
+	uint32_t q;
+
+	if (s == NULL || dp->bare_forward || dp->emulator)
+		return;
+	for (q = 0; q < SGW_STAGE__COUNT; q++)
+		if (dp->stage_on[q] && sgw_stages[q]->stop != NULL)
+			sgw_stages[q]->stop(w, s);
+	sgw_worker_reinject_drain(w, s);
+	sgw_worker_flush(w);
+}
+
+/*
+ * One loop of a stopping worker: no RX (nothing new is taken in, so no new
+ * connection starts), but the timers and loop hooks run, so what the stop
+ * hooks queued (the split's RST messages in satlink's feed queue and pacer)
+ * goes out at the line's pace.
+ */
+uint32_t
+sgw_worker_stop_iter(struct sgw_worker *w, uint64_t now_tsc)
+{
+	struct sgw_dp *dp = w->dp;
+	const struct sgw_snapshot *s = stop_clock(w, now_tsc);
+	uint32_t q;
+
+	if (s == NULL || dp->bare_forward || dp->emulator)
+		return 0;
+	run_timers(w, s);
+	for (q = 0; q < SGW_STAGE__COUNT; q++)
+		if (dp->stage_on[q] && sgw_stages[q]->loop != NULL)
+			sgw_stages[q]->loop(w, s);
+	sgw_worker_reinject_drain(w, s);
+	sgw_worker_drain_txrings(w);
+	sgw_worker_flush(w);
+	return stop_busy(w);
+}
+
+/*
+ * Bounded: SGW_STOP_LINGER_MS at most, whatever the stages hold (a session
+ * whose window is full stays busy): what is not out by then is dropped at
+ * the drain, and the far box's restart and idle handling cover it.
+ */
+void
+sgw_worker_stop(struct sgw_worker *w)
+{
+	struct sgw_dp *dp = w->dp;
+	uint64_t now = rte_rdtsc();
+	const uint64_t end = now + dp->tsc_hz / 1000u * SGW_STOP_LINGER_MS;
+
+	sgw_worker_stop_begin(w, now);
+	while (stop_busy(w) != 0 && now < end) {
+		now = rte_rdtsc();
+		(void)sgw_worker_stop_iter(w, now);
+		rte_rcu_qsbr_quiescent(dp->rcu, w->idx);
+		rte_pause();
+	}
+}
+
 int
 sgw_worker_main(void *arg)
 {
@@ -433,6 +518,8 @@ sgw_worker_main(void *arg)
 			w->c.idle_sleeps++;
 		}
 	}
+	/* Graceful stop: open connections reset, not left to time out. */
+	sgw_worker_stop(w);
 	sgw_worker_flush(w);
 	rte_rcu_qsbr_thread_offline(dp->rcu, w->idx);
 	return 0;

@@ -82,6 +82,8 @@ sgw_policy_init_defaults(struct sgw_policy *p)
 	p->split.max_connections_terminal = 1024;
 	p->split.idle_timeout_ms = 600000;
 	p->split.open_credit = 65536;
+	p->split.ackres_rto_min_ms = 1000;
+	p->split.leg_retries = 15;
 }
 
 void

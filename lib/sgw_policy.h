@@ -266,6 +266,10 @@ struct sgw_split_policy {
 	uint32_t idle_timeout_ms;    /* no byte either way for this long: RST; 0 never: 600000 */
 	uint32_t threshold_bytes;    /* petra, ackres: B_th; 0: 3/4 of the relay: 0 */
 	uint32_t open_credit;        /* bytes the opener may send before OPEN_OK: 65536 */
+	uint32_t ackres_rto_min_ms;  /* ackres: the senders' RTO floor its estimate assumes:
+				      * 1000 (lib/sgw_relay.c's default) */
+	uint8_t leg_retries;         /* a leg's RTO expiries of one segment before it gives
+				      * up (RST both ways): 15 (lib/sgw_tcp.h data_retries) */
 };
 
 struct sgw_policy {

@@ -147,6 +147,14 @@ tcp_done(const struct sgw_tcp_conn *c)
 	return c->state == SGW_TCP_CLOSED || c->state == SGW_TCP_LISTEN;
 }
 
+/* Both FINs crossed (the stream ended cleanly, no RST): only the leg's own close is left. */
+static inline int
+clean_over(const struct sgw_split *sp)
+{
+	return !(sp->flags & F_RST) &&
+	       (sp->flags & (F_FIN_SENT | F_FIN_RCVD)) == (F_FIN_SENT | F_FIN_RCVD);
+}
+
 static int
 sat_send(struct sgw_split_env *env, struct sgw_split *sp, const uint8_t *m, size_t len)
 {
@@ -846,7 +854,18 @@ post(struct sgw_split_env *env, struct sgw_split *sp, struct sgw_split_out *out)
 	}
 	if (over && sp->state == SGW_SPLIT_S_OPEN)
 		sp->state = SGW_SPLIT_S_DONE;
-	/* idle: armed once, re-armed lazily from last_active when it fires */
+	/*
+	 * idle: armed once, re-armed lazily from last_active when it fires; not
+	 * for a stream that is over (its FINs crossed, or a RST): the leg's own
+	 * timers end it (TIME-WAIT, retransmission), never an idle reset.
+	 */
+	if (over) {
+		if (sp->idle_at != SGW_TCP_NEVER) {
+			sp->idle_at = SGW_TCP_NEVER;
+			set_timer(out, SGW_SPLIT_T_IDLE, SGW_TCP_NEVER);
+		}
+		return;
+	}
 	if (env->conf.idle_ns != 0 && sp->idle_at == SGW_TCP_NEVER) {
 		sp->idle_at = sgw_add_sat(sp->last_active, env->conf.idle_ns);
 		set_timer(out, SGW_SPLIT_T_IDLE, sp->idle_at);
@@ -1221,8 +1240,9 @@ sgw_split_timer(struct sgw_split_env *env, struct sgw_split *sp, uint64_t now, u
 		}
 	} else if (id == SGW_SPLIT_T_IDLE) {
 		sp->idle_at = SGW_TCP_NEVER;
+		/* Over cleanly (both FINs; the leg in TIME-WAIT or LAST-ACK): not idle. */
 		if (env->conf.idle_ns != 0 && now - sp->last_active >= env->conf.idle_ns &&
-		    !(sp->flags & F_RST)) {
+		    !(sp->flags & F_RST) && !clean_over(sp)) {
 			env->ctr[SGW_SPLIT_C_IDLE_TIMEOUT]++;
 			reset_both(env, sp, SGW_STREAM_RST_IDLE, 1, out);
 		}
@@ -1257,4 +1277,28 @@ sgw_split_abort(struct sgw_split_env *env, struct sgw_split *sp, uint64_t now,
 	if (rst_reason == 0)
 		sp->pending = 0; /* the channel is gone: tell only the local peer */
 	post(env, sp, out);
+}
+
+int
+sgw_split_stop(struct sgw_split_env *env, struct sgw_split *sp, uint64_t now,
+	       struct sgw_split_out *out)
+{
+	sgw_split_out_reset(out);
+	env->now = now;
+	if (sp->state == SGW_SPLIT_S_CLOSED || sp->state == SGW_SPLIT_S_FREE)
+		return 0;
+	/* Already reset, or ended cleanly: nobody waits for anything from this half. */
+	if ((sp->flags & F_RST) || clean_over(sp)) {
+		post(env, sp, out);
+		return 0;
+	}
+	reset_both(env, sp, SGW_STREAM_RST_ABORT, 1, out);
+	post(env, sp, out);
+	return 1;
+}
+
+const struct sgw_rwc *
+sgw_split_rwc(const struct sgw_split *sp)
+{
+	return (sp->flags & F_RWC) ? sp->rwc : NULL;
 }

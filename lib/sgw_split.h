@@ -294,6 +294,26 @@ void sgw_split_poll(struct sgw_split_env *env, struct sgw_split *sp, uint64_t no
 void sgw_split_abort(struct sgw_split_env *env, struct sgw_split *sp, uint64_t now,
 		     uint8_t rst_reason, struct sgw_split_out *out);
 
+/*
+ * The box is stopping (SIGINT/SIGTERM, before its ports stop): a half whose
+ * stream still carries (not reset, not ended by FINs both ways) is reset both
+ * ways as sgw_split_abort(SGW_STREAM_RST_ABORT) does: RST on the leg with its
+ * sequence numbers (none to a leg still in SYN-SENT or LISTEN), RST ABORT to
+ * the far half when the channel takes it (else pending: sgw_split_poll sends
+ * it, EV_CLOSED once it went). 1 when it reset the half, 0 when there was
+ * nothing to reset (ended cleanly or already reset; out as sgw_split_poll).
+ */
+int sgw_split_stop(struct sgw_split_env *env, struct sgw_split *sp, uint64_t now,
+		   struct sgw_split_out *out);
+
+/*
+ * PETRA/ACKRES: the half's window control once its leg is established and
+ * the control initialised (its stats, struct sgw_rwc_stats, are its own),
+ * else NULL (RWND, or a leg not yet up: the memory may hold a previous
+ * occupant's). For counters (the stage sums them into telemetry).
+ */
+const struct sgw_rwc *sgw_split_rwc(const struct sgw_split *sp);
+
 #ifdef __cplusplus
 }
 #endif

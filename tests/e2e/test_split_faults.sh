@@ -28,6 +28,10 @@
 #   3. Terminal restart (kill -KILL), the same assertions; the hub counted aborted_restart and restart_probes (the SYN
 #      toward the waiting client, dataplane/split.c restart_probe: without it
 #      the client waited for ever).
+#   3b. Terminal stopped by SIGINT mid-download (graceful stop): the client
+#      gets ECONNRESET within SF_STOP_END (10) s of the signal, its bytes the
+#      file's prefix; the exit report counts halves_reset_at_stop; the
+#      server's side ends (the hub's half reset it), not by its own timeout.
 #   4. A server that vanishes: a split download and upload, and the same two
 #      forwarded (ports 9100-9199), run at once; when every one is mid-transfer
 #      fh0 goes down and the server process is SIGKILLed (nothing from fh ever
@@ -247,9 +251,9 @@ e=$(srv_end srv outage 30)
 	tb_fail "a satlink session went down or restarted in the outage (link_downs peer_restarts: hub $HUB_SL0 -> $(sl_events hub), terminal $TERM_SL0 -> $(sl_events term))"
 tb_log "  ok   the satlink sessions rode it out (link_downs, peer_restarts unchanged: hub $HUB_SL0, terminal $TERM_SL0)"
 for b in hub term; do
-	# (Not rst_* or idle_timeout: with idle_timeout_ms 20 s a half waiting out
-	# TIME-WAIT (60 s) of an earlier, finished try is reset by its idle timer,
-	# counted; the download's own end, eof and sha256, shows it was not reset.)
+	# (Not rst_*: the download's own end, eof and sha256, shows it was not
+	# reset. A half waiting out TIME-WAIT (60 s) of an earlier, finished try is
+	# no longer idle-reset with idle_timeout_ms 20 s: lib/sgw_split.c clean_over.)
 	tb_box_wait_tel "$b" 10 /satgw/split "d['aborted_restart'] == 0 and d['relay_clipped'] == 0"
 done
 tb_box_wait_tel term 10 /satgw/split "d['opened'] >= 1"
@@ -320,6 +324,33 @@ restart_case hubrst hub KILL
 # client, and it waited (docs/tcp-split.md "Faults end to end").
 tb_log "phase 3: the terminal killed (SIGKILL) and started again mid-download"
 restart_case termrst term KILL
+
+# ---- 3b. the terminal stopped gracefully (SIGINT) mid-download ---------------------
+# Before its ports stop, the terminal resets every open half both ways
+# (dataplane/split.c split_stop): the client gets ECONNRESET within
+# SF_STOP_END s of the signal, whatever the process's own exit takes; its bytes
+# are the file's prefix; the hub's half hears RST ABORT and resets the server.
+tb_log "phase 3b: the terminal stopped (SIGINT) mid-download"
+cl_start termstop "$PORT" get "$TB_DIR/big.bin" 600
+cl_wait_bytes termstop $((1024 * 1024)) 60
+tb_log "  termstop: the client has $(cl_bytes termstop) bytes: kill -INT the terminal"
+T_SIG=$(date +%s.%N)
+kill -INT "${TB_BOX_PID[term]}"
+cl_done termstop "${SF_STOP_END:-10}"
+tb_log "  the client's connection ended $(awk -v a="$(date +%s.%N)" -v b="$T_SIG" 'BEGIN { printf "%.1f", a - b }') s after the signal"
+cl_check termstop 'r["end"] == "ECONNRESET" and r["prefix_ok"] and not r["complete"]' \
+	"the client got a RST from the stopping terminal, after a correct prefix"
+stop_keep term stop
+"$TB_PY" -c 'import json, sys
+c = json.load(open(sys.argv[1]))["split"]["counters"]
+sys.exit(0 if c["halves_reset_at_stop"] >= 1 else 1)' "$TB_DIR/term-stop.json" ||
+	tb_fail "the terminal's exit report counts no halves_reset_at_stop"
+e=$(srv_end srv termstop 30)
+[ "$e" != "timed out" ] || tb_fail "termstop: the server's side only ended by its own timeout"
+tb_log "  ok   halves_reset_at_stop counted; the server's side ended (${e:-by the FIN of the client})"
+box_launch term "$TERM_POL" 0
+box_ready term
+tb_wait_path mh "$TB_IP_FH" 60
 
 # ---- 4. a server that vanishes ----------------------------------------------------------
 tb_log "phase 4: the server vanishes (fh0 down, the server SIGKILLed) mid-transfer; split and forwarded side by side"

@@ -1170,3 +1170,116 @@ TEST_F(SplitStage, TerminalRestartResetsTheWaitingClient)
 	EXPECT_TRUE(Bytewise(client.rx, 22, client.rx.size()));
 	EXPECT_EQ(sgw_split_dp_open(term.get()), 0u) << "the new terminal split nothing";
 }
+
+/*
+ * Graceful stop (issue 10): the terminal's worker stops mid-download
+ * (SIGINT: sgw_worker_stop). Before its ports stop, the client gets a RST
+ * (its prefix intact) and the hub hears RST ABORT over satlink and resets
+ * the server; the stopped terminal takes nothing in any more (no RX). The
+ * stop lingers only while the RST message waits for the line.
+ */
+TEST_F(SplitStage, TerminalStopResetsClientAndServer)
+{
+	start();
+	session_up();
+	server.to_send = 1ull << 40;   /* an endless download */
+	ClientConnect(40000, 100);
+	client.shut = true;            /* the client never closes: it reads */
+	run_until(now + 2000000000ull);
+	ASSERT_EQ(sgw_split_dp_open(term.get()), 1u);
+	ASSERT_EQ(sgw_split_dp_open(hub.get()), 1u);
+	ASSERT_GT(client.rx.size(), 10000u);
+	ASSERT_EQ(client.c.state, SGW_TCP_ESTABLISHED);
+	ASSERT_EQ(server.c.state, SGW_TCP_ESTABLISHED);
+
+	sgw_worker *tw = term->workers[0];
+	const uint64_t t_stop = now;
+	uint64_t t_idle = 0;
+	sgw_worker_stop_begin(tw, tsc_at(term.get(), now));
+	EXPECT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_RESET_AT_STOP), 1u);
+	/* The hub and the peers run on; the terminal only lingers (then nothing). */
+	for (; now <= t_stop + 2000000000ull; now += 200000) {
+		move(hsat, fwd, tsat);
+		move(tsat, ret, hsat);
+		for (auto &ip : server_out)
+			inject(hub.get(), terr, ip, "02:00:00:00:06:01");
+		server_out.clear();
+		client_out.clear();    /* the terminal takes nothing in any more */
+		sgw_worker_iter(hub->workers[0], tsc_at(hub.get(), now));
+		sgw_worker_flush(hub->workers[0]);
+		if (t_idle == 0 && now - t_stop <= uint64_t(SGW_STOP_LINGER_MS) * 1000000u &&
+		    sgw_worker_stop_iter(tw, tsc_at(term.get(), now)) == 0)
+			t_idle = now;
+		for (auto &ip : take_ip(lan))
+			if (ip.size() >= 40 && is_tcp(ip))
+				Deliver(client, ip);
+		for (auto &ip : take_ip(terr))
+			if (is_tcp(ip))
+				Deliver(server, ip);
+		PeerTimers(client);
+		PeerTimers(server);
+		PeerPump(server);
+	}
+	ASSERT_NE(t_idle, 0u) << "the stop lingered to its bound";
+	EXPECT_LT(t_idle - t_stop, 50000000u) << "one RST message: out within a few ms";
+	EXPECT_TRUE(client.events & SGW_TCP_EV_RESET) << "the client got a RST";
+	EXPECT_EQ(client.c.state, SGW_TCP_CLOSED);
+	EXPECT_TRUE(Bytewise(client.rx, 22, client.rx.size())) << "its prefix is intact";
+	EXPECT_TRUE(server.events & SGW_TCP_EV_RESET) << "the hub reset the server";
+	EXPECT_EQ(server.c.state, SGW_TCP_CLOSED);
+	EXPECT_EQ(sgw_split_dp_lib_ctr(hub.get(), SGW_SPLIT_C_RST_IN), 1u);
+	EXPECT_EQ(sgw_split_dp_open(hub.get()), 0u);
+	EXPECT_EQ(sgw_split_dp_open(term.get()), 0u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_ABORTED_RESTART), 0u)
+		<< "ended by the message, not by a restart";
+}
+
+/*
+ * PETRA and ACKRES (issue 10): the terminal's leg of an upload withholds
+ * ACKs above the threshold; the window control's own counters (rwc_*) reach
+ * the stage's counters (exit report, /satgw/split) while the half lives and
+ * after it is freed. The hub (RWND) counts none.
+ */
+class SplitRwc : public SplitStage {
+public:
+	void Upload(const std::string &scheme)
+	{
+		term_split = "split: {relay_connection_bytes: 65536, relay_terminal_bytes: "
+			     "1048576, relay_worker_bytes: 1048576, rwnd: " + scheme +
+			     ", threshold_bytes: 16384}\n";
+		start();
+		session_up();
+		ClientConnect(40000, 1u << 20);
+		run_until(now + 4000000000ull, 500000);
+		ASSERT_TRUE(Bytewise(server.rx, 11, 1u << 20)) << "server got " << server.rx.size();
+		uint64_t v = 0;
+		ASSERT_EQ(sgw_split_dp_field(term.get(), "rwc_withheld", &v), 0);
+		EXPECT_GT(v, 0u) << scheme << ": ACKs withheld above the threshold";
+		ASSERT_EQ(sgw_split_dp_field(term.get(), "rwc_acks_sent", &v), 0);
+		EXPECT_GT(v, 0u);
+		if (scheme == "ackres") {
+			ASSERT_EQ(sgw_split_dp_field(term.get(), "rwc_rtt_samples", &v), 0);
+			EXPECT_GT(v, 0u) << "the RTO estimator's samples";
+		}
+		ASSERT_EQ(sgw_split_dp_field(hub.get(), "rwc_acks_sent", &v), 0);
+		EXPECT_EQ(v, 0u) << "RWND at the hub: no window control of its own";
+		ASSERT_EQ(sgw_split_dp_field(term.get(), "leg_rx_clipped", &v), 0);
+		uint64_t live = 0, freed = 0;
+		ASSERT_EQ(sgw_split_dp_field(term.get(), "rwc_withheld", &live), 0);
+		/* Past TIME-WAIT the halves are freed: their counts stay. */
+		run_until(now + 70000000000ull, 5000000);
+		ASSERT_EQ(sgw_split_dp_open(term.get()), 0u);
+		ASSERT_EQ(sgw_split_dp_field(term.get(), "rwc_withheld", &freed), 0);
+		EXPECT_GE(freed, live) << "a freed half's counts are kept";
+	}
+};
+
+TEST_F(SplitRwc, PetraCountersExported)
+{
+	Upload("petra");
+}
+
+TEST_F(SplitRwc, AckresCountersExported)
+{
+	Upload("ackres");
+}

@@ -6,6 +6,8 @@
  */
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "policy_yaml.h"
@@ -236,5 +238,76 @@ TEST(PolicySplit, ActionSplitLoads)
 		  "connection's bytes cross the satellite on a channel of its terminal's satlink "
 		  "session\n");
 }
+
+/*
+ * The legs' keys (issue 10): ACKRES's assumed RTO floor and the legs' retry
+ * bound. Defaults are the lib's own (1 s, 15); each is read, bounded and
+ * reported at its line:column; the dump writes them only when not the default
+ * (ackres_rto_min_ms only with rwnd: ackres, the one scheme that reads it).
+ */
+std::string
+DumpOf(const sgw_policy &p)
+{
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	EXPECT_NE(f, nullptr);
+	EXPECT_EQ(sgw_policy_dump_yaml(&p, f), 0);
+	fclose(f);
+	std::string s(buf, len);
+	free(buf);
+	return s;
+}
+
+TEST(PolicySplit, LegKeysDefaultsBoundsDump)
+{
+	Loaded d(std::string(kBase) + "split: {}\n");
+	ASSERT_EQ(d.rc, 0) << d.text();
+	EXPECT_EQ(d.p.split.ackres_rto_min_ms, 1000u);
+	EXPECT_EQ(d.p.split.leg_retries, 15u);
+	std::string dd = DumpOf(d.p);
+	EXPECT_EQ(dd.find("ackres_rto_min_ms"), std::string::npos) << dd;
+	EXPECT_EQ(dd.find("leg_retries"), std::string::npos) << dd;
+
+	Loaded l(std::string(kBase) +
+		 "split:\n"
+		 "  rwnd: ackres\n"
+		 "  ackres_rto_min_ms: 200\n"
+		 "  leg_retries: 8\n");
+	ASSERT_EQ(l.rc, 0) << l.text();
+	EXPECT_EQ(l.p.split.ackres_rto_min_ms, 200u);
+	EXPECT_EQ(l.p.split.leg_retries, 8u);
+	std::string ld = DumpOf(l.p);
+	EXPECT_NE(ld.find("  ackres_rto_min_ms: 200\n"), std::string::npos) << ld;
+	EXPECT_NE(ld.find("  leg_retries: 8\n"), std::string::npos) << ld;
+	Loaded again(ld);
+	ASSERT_EQ(again.rc, 0) << again.text() << ld;
+	EXPECT_EQ(again.p.split.ackres_rto_min_ms, 200u);
+	EXPECT_EQ(again.p.split.leg_retries, 8u);
+	EXPECT_EQ(DumpOf(again.p), ld) << "the dump is a fixed point";
+
+	const BadCase cases[] = {
+		{ "split:\n  rwnd: ackres\n  ackres_rto_min_ms: 0\n",
+		  "t.yaml:14:22: 'ackres_rto_min_ms' 0 is out of range 1..60000" },
+		{ "split:\n  rwnd: ackres\n  ackres_rto_min_ms: 60001\n",
+		  "t.yaml:14:22: 'ackres_rto_min_ms' 60001 is out of range 1..60000" },
+		{ "split:\n  rwnd: petra\n  ackres_rto_min_ms: 200\n",
+		  "t.yaml:14:3: 'ackres_rto_min_ms' is used by 'rwnd: ackres' only" },
+		{ "split:\n  leg_retries: 0\n",
+		  "t.yaml:13:16: 'leg_retries' 0 is out of range 1..30" },
+		{ "split:\n  leg_retries: 31\n",
+		  "t.yaml:13:16: 'leg_retries' 31 is out of range 1..30" },
+	};
+	for (const BadCase &c : cases) {
+		Loaded b(std::string(kBase) + c.yaml);
+		std::string t = b.text();
+
+		EXPECT_EQ(b.rc, -1) << c.yaml;
+		EXPECT_EQ(b.errs.n, 1u) << c.yaml << t;
+		EXPECT_EQ(t.rfind(c.expect, 0), 0u) << c.yaml << "got: " << t;
+	}
+}
+
 
 }  // namespace

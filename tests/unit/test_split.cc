@@ -1449,3 +1449,98 @@ TEST(SplitSize, BytesPerIdleConnection)
 }
 
 }  // namespace
+
+// Issue 10 follow-up: with an idle timeout below TIME-WAIT (2 MSL, 60 s), a
+// connection that closed cleanly is not idle-reset while its hub leg waits
+// out TIME-WAIT: no idle reset, no RST message, and the halves end when the
+// leg's TIME-WAIT does (the hub's leg closed actively).
+TEST(SplitIdle, CleanCloseInTimeWaitNotReset)
+{
+	sgw_split_conf sc;
+	sgw_split_conf_default(&sc);
+	sc.idle_ns = 5 * kSec;
+	Sim sim(&sc);
+	// an upload, then the client's FIN: the hub's leg closes first toward the
+	// server (which closes once it read everything): TIME-WAIT at the hub
+	sim.server.srv_send = 0;
+	App *c = sim.Connect(40031, 100000, true);
+	ASSERT_TRUE(sim.RunUntil(20 * kSec, [&] {
+		App *s = sim.ServerApp(40031);
+		return s && RxDone(s, 100000) && (c->events & SGW_TCP_EV_PEER_FIN) &&
+		       (s->events & SGW_TCP_EV_PEER_FIN);
+	}));
+	sgw_split *hub_sp = sim.Split(sim.hub, 40031);
+	ASSERT_NE(hub_sp, nullptr);
+	ASSERT_TRUE(sim.RunUntil(sim.now + 2 * kSec, [&] {
+		return hub_sp->tcp.state == SGW_TCP_TIME_WAIT;
+	}));
+	const uint64_t tw_from = sim.now;
+	// well past the idle timeout, inside TIME-WAIT: the hub's half is still there
+	ASSERT_FALSE(sim.RunUntil(sim.now + 30 * kSec, [&] { return sim.hub.closed.size() == 1; }));
+	EXPECT_EQ(hub_sp->tcp.state, SGW_TCP_TIME_WAIT);
+	ASSERT_TRUE(sim.RunUntil(sim.now + 40 * kSec, [&] {
+		return sim.term.closed.size() == 1 && sim.hub.closed.size() == 1;
+	}));
+	EXPECT_GE(sim.now - tw_from, 55 * kSec) << "ended by TIME-WAIT, not earlier";
+	const uint64_t *tc = sim.term.env.ctr, *hc = sim.hub.env.ctr;
+	EXPECT_EQ(tc[SGW_SPLIT_C_IDLE_TIMEOUT] + hc[SGW_SPLIT_C_IDLE_TIMEOUT], 0u);
+	EXPECT_EQ(tc[SGW_SPLIT_C_RST_OUT] + hc[SGW_SPLIT_C_RST_OUT], 0u);
+	EXPECT_EQ(c->events & SGW_TCP_EV_RESET, 0);
+	EXPECT_EQ(sim.ServerApp(40031)->events & SGW_TCP_EV_RESET, 0);
+	EXPECT_EQ(c->rx_bad, 0u);
+}
+
+// Shutdown (sgw_split_stop): the terminal's half of a download in progress is
+// reset both ways: a RST to the client (its prefix intact), RST ABORT to the
+// hub's half, which resets the server; a half that is already over is left
+// alone (0).
+TEST(SplitStop, ResetsBothWaysMidTransfer)
+{
+	Sim sim;
+	sim.server.srv_send = 4u << 20;
+	App *c = sim.Connect(40032, 100, false);
+	ASSERT_TRUE(sim.RunUntil(30 * kSec, [&] { return c->inorder > 300000; }));
+	sgw_split *sp = sim.Split(sim.term, 40032);
+	ASSERT_NE(sp, nullptr);
+	sgw_split_out out;
+	ASSERT_EQ(sgw_split_stop(&sim.term.env, sp, sim.now, &out), 1);
+	sim.GwOut(sim.term, sp->channel, out);
+	EXPECT_EQ(sim.term.env.ctr[SGW_SPLIT_C_RST_OUT], 1u);
+	EXPECT_EQ(sgw_split_stop(&sim.term.env, sp, sim.now, &out), 0) << "reset once";
+	ASSERT_TRUE(sim.RunUntil(sim.now + 5 * kSec, [&] {
+		App *s = sim.ServerApp(40032);
+		return c->c.state == SGW_TCP_CLOSED && s && s->c.state == SGW_TCP_CLOSED;
+	}));
+	EXPECT_EQ(c->reset_reason, SGW_TCP_RR_PEER);
+	EXPECT_EQ(sim.ServerApp(40032)->reset_reason, SGW_TCP_RR_PEER);
+	EXPECT_EQ(c->rx_bad, 0u);
+	EXPECT_LT(c->inorder, 4u << 20);
+	EXPECT_EQ(sim.hub.env.ctr[SGW_SPLIT_C_RST_IN], 1u);
+	ASSERT_TRUE(sim.RunUntil(sim.now + 5 * kSec, [&] {
+		return sim.term.closed.size() == 1 && sim.hub.closed.size() == 1;
+	}));
+}
+
+// A half whose stream ended cleanly (FINs both ways) is not reset at stop.
+TEST(SplitStop, CleanlyClosedHalfLeftAlone)
+{
+	Sim sim;
+	// an upload, then the client's FIN: the hub's leg closes first toward the
+	// server (which closes once it read everything): TIME-WAIT at the hub
+	sim.server.srv_send = 0;
+	App *c = sim.Connect(40033, 100000, true);
+	ASSERT_TRUE(sim.RunUntil(20 * kSec, [&] {
+		App *s = sim.ServerApp(40033);
+		return s && RxDone(s, 100000) && (c->events & SGW_TCP_EV_PEER_FIN) &&
+		       (s->events & SGW_TCP_EV_PEER_FIN);
+	}));
+	sgw_split *hub_sp = sim.Split(sim.hub, 40033);
+	ASSERT_NE(hub_sp, nullptr);
+	ASSERT_TRUE(sim.RunUntil(sim.now + 2 * kSec, [&] {
+		return hub_sp->tcp.state == SGW_TCP_TIME_WAIT;
+	}));
+	sgw_split_out out;
+	EXPECT_EQ(sgw_split_stop(&sim.hub.env, hub_sp, sim.now, &out), 0);
+	EXPECT_EQ(sim.hub.env.ctr[SGW_SPLIT_C_RST_OUT], 0u);
+	EXPECT_EQ(hub_sp->tcp.state, SGW_TCP_TIME_WAIT);
+}
