@@ -40,7 +40,17 @@ terminal's tx relay occupancy (terminal DATA bytes received - client bytes).
       satlink; BER 0 unless --channel
   split_goodput.py concurrent --satgw BIN [--conns 4] [--channel ber1e-5]
       N concurrent split downloads against one (per-stream goodput, stalls)
+  split_goodput.py hol --satgw BIN [--cases alone,bulk,bulk-sq64,nosplit]
+      [--channels ber0,ber1e-5] [--rr-req 100 --rr-resp 2000 --rr-interval 0.5]
+      a light request-response stream (one request of --rr-req bytes at a
+      time, answered by --rr-resp bytes, every --rr-interval s on average)
+      on a second connection of the client: alone (split), next to one split
+      bulk download (with satlink's default send queue, and with 64), and
+      without split next to CUBIC over satlink; the response times, what
+      satlink repaired during each exchange, and the queue and receive-hold
+      times by Little's law from the sampler's gauges (every 0.5 s)
   split_goodput.py plot JSON PNG
+  split_goodput.py hol-plot JSON PNG     the hol table and CDF plot again
 Internal: serve, client, sample (run inside the chain by the driver).
 
 Needs root (namespaces), Debian's /usr/bin/python3 (python3-yaml,
@@ -396,7 +406,7 @@ def split_bound(ber, frame_size, copies=1):
     return (frame_size - STREAM_HDR) / (fl * etx)
 
 
-def write_policies(a, out, mode, channel):
+def write_policies(a, out, mode, channel, sets=()):
     emu = yaml.safe_load(open(os.path.join(POL, "chain-emulator-ber.yaml")))
     fw = emu["link"]["forward"]
     ch = CHANNELS[channel]
@@ -416,7 +426,7 @@ def write_policies(a, out, mode, channel):
     else:
         hub = yaml.safe_load(open(os.path.join(HERE, "goodput_hub.yaml")))
         term = yaml.safe_load(open(os.path.join(HERE, "goodput_terminal.yaml")))
-    for kv in a.set or []:
+    for kv in list(a.set or []) + list(sets):
         # --set satlink.frame_size=750 / split.relay_connection_bytes=... (hub and terminal)
         k, _, v = kv.partition("=")
         sec, _, key = k.partition(".")
@@ -496,13 +506,13 @@ def analyse_samples(recs, client_per_s):
 
 
 def one_run(a, tag, mode, channel, conns=1, seconds=None, size=0, port=SERVER_PORT,
-            port2=0, cc=None, light=None, sample_s=1.0):
+            port2=0, cc=None, light=None, sample_s=1.0, sets=()):
     """One chain, one client: `conns` downloads (size 0: for `seconds`) and,
     with light (the hol subcommand's client arguments), the light stream on
     a second server at LIGHT_PORT."""
     out = os.path.join(a.workdir, tag)
     os.makedirs(out, exist_ok=True)
-    hub = write_policies(a, out, mode, channel)
+    hub = write_policies(a, out, mode, channel, sets)
     secs = seconds if seconds is not None else a.seconds
     cc = cc or ("bbr" if mode == "bbr" else "cubic")
     cargs = "--port %d --port2 %d --conns %d --seconds %g --size %s" % (
@@ -782,10 +792,13 @@ def cmd_concurrent(a):
 # ------------------------------------------------------------ hol: a light stream next to a bulk one
 
 HOL_CASES = {
-    # case: (mode, bulk downloads next to the light stream)
-    "alone": ("split", 0),     # the light stream alone on the session (split)
-    "bulk": ("split", 1),      # next to one split bulk download: both on one satlink session
-    "nosplit": ("satlink", 1),  # no split: both TCP connections over satlink, CUBIC bulk
+    # case: (mode, bulk downloads next to the light stream, policy settings of the case)
+    "alone": ("split", 0, []),     # the light stream alone on the session (split)
+    "bulk": ("split", 1, []),      # next to one split bulk download: both on one satlink session
+    # the same with satlink's feed queue (FIFO for all of a session's streams) at 64
+    # packets (37 ms of the line) instead of 1024 (0.6 s): what is left is the sequence space
+    "bulk-sq64": ("split", 1, ["satlink.send_queue=64"]),
+    "nosplit": ("satlink", 1, []),  # no split: both TCP connections over satlink, CUBIC bulk
 }
 HOL_X_S = 0.1               # "above 1 RTT + X": X = 100 ms
 
@@ -822,6 +835,29 @@ def hol_exchanges(r):
     return out
 
 
+def hol_queues(r, t_from=6.0, t_to=59.0):
+    """Little's law on the sampler's gauges while the light stream runs:
+    the hub's feed queue (satlink's send queue plus the pacer's, FIFO for
+    every stream of the session) over the hub's rate of first
+    transmissions is the mean wait of a packet before its first
+    transmission; the terminal's rx_held (frames in the receive ring:
+    waiting behind a gap, in-order frames are delivered at once) over its
+    rate (the hub's first transmissions, each delivered once) is the mean time a frame waits behind the session's
+    gaps, i.e. the head-of-line cost a frame of any stream pays."""
+    ser = [x for x in r.get("series") or [] if t_from <= x["t"] <= t_to
+           and x.get("hub_sl_tx_frames") is not None and x.get("term_sl_rx_held") is not None]
+    if len(ser) < 4 or ser[-1]["t"] <= ser[0]["t"]:
+        return None
+    dt = ser[-1]["t"] - ser[0]["t"]
+    tx = (ser[-1]["hub_sl_tx_frames"] - ser[0]["hub_sl_tx_frames"]) / dt
+    q = sum(x["hub_sl_queue_held"] + x["hub_sl_pacer_held"] for x in ser) / len(ser)
+    h = sum(x["term_sl_rx_held"] for x in ser) / len(ser)
+    return {"hub_new_frames_per_s": round(tx, 1),
+            "hub_queue_mean": round(q, 1), "term_rx_held_mean": round(h, 1),
+            "feed_wait_s": round(q / tx, 4) if tx > 0 else None,
+            "hold_s": round(h / tx, 4) if tx > 0 else None}
+
+
 def hol_stats(rts):
     n = len(rts)
     if not n:
@@ -847,6 +883,7 @@ def hol_summary(runs):
         e["load"].append(r["loadavg_before"][0])
         if r.get("goodput_fraction") is not None and r.get("n_bulk"):
             e["bulk"].append(r["goodput_fraction"])
+        e.setdefault("queues", []).append(hol_queues(r))
         ser = [x for x in r.get("series") or [] if x.get("hub_sl_tx_retx") is not None]
         if len(ser) > 1 and ser[-1]["t"] > ser[0]["t"]:
             e["retx_per_s"].append((ser[-1]["hub_sl_tx_retx"] - ser[0]["hub_sl_tx_retx"]) /
@@ -857,6 +894,10 @@ def hol_summary(runs):
         st.update({"channel": e["channel"], "case": e["case"], "runs": e["runs"],
                    "bulk_goodput": e["bulk"], "hub_retx_per_s": [round(x, 1) for x in e["retx_per_s"]],
                    "load": e["load"]})
+        qs = [q for q in e.get("queues") or [] if q]
+        for k2 in ("feed_wait_s", "hold_s"):
+            xs = [q[k2] for q in qs if q.get(k2) is not None]
+            st[k2] = round(sum(xs) / len(xs), 4) if xs else None
         if e["rep"]:
             w = [rt for rt, n in e["rep"] if n > 0]
             wo = [rt for rt, n in e["rep"] if n == 0]
@@ -870,23 +911,27 @@ def hol_summary(runs):
 
 def hol_markdown(summ):
     rows = ["| BER | case | runs | n | median | p90 | p99 | max | > RTT+%d ms | > 2 RTT+%d ms | "
-            "exchanges with hub repairs (median with / without) | bulk goodput | hub retx/s |"
+            "exchanges with hub repairs (median with / without) | bulk goodput | hub retx/s | "
+            "hub feed queue wait (Little) | terminal hold behind gaps (Little) |"
             % (HOL_X_S * 1000, HOL_X_S * 1000),
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for k in sorted(summ, key=lambda k: (list(CHANNELS).index(summ[k]["channel"]),
                                          list(HOL_CASES).index(summ[k]["case"]))):
         st = summ[k]
         if not st["n"]:
-            rows.append("| %s | %s | %d | 0 | | | | | | | | | |" % (st["channel"], st["case"], st["runs"]))
+            rows.append("| %s | %s | %d | 0 | | | | | | | | | | | |" % (st["channel"], st["case"],
+                                                                        st["runs"]))
             continue
         wr = st.get("with_repairs")
-        rows.append("| %s | %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %.1f%% | %.1f%% | %s | %s | %s |" % (
+        rows.append("| %s | %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %.1f%% | %.1f%% | %s | %s | %s "
+                    "| %s | %s |" % (
             st["channel"], st["case"], st["runs"], st["n"], st["median"], st["p90"], st["p99"],
             st["max"], 100 * st["above_rtt_x"], 100 * st["above_2rtt_x"],
             ("%.0f%% (%s / %s)" % (100 * wr["share"], fmt(wr["median"]),
                                   fmt(st["without_repairs"]["median"]))) if wr else "-",
             ", ".join("%.2f" % x for x in st["bulk_goodput"]) or "-",
-            ", ".join("%.0f" % x for x in st["hub_retx_per_s"]) or "-"))
+            ", ".join("%.0f" % x for x in st["hub_retx_per_s"]) or "-",
+            fmt(st.get("feed_wait_s")), fmt(st.get("hold_s"))))
     return "\n".join(rows)
 
 
@@ -898,6 +943,7 @@ def hol_plot(res, png):
     fig, axs = plt.subplots(1, len(chans), figsize=(6.5 * len(chans), 4.6), squeeze=False)
     labels = {"alone": "light stream alone (split)",
               "bulk": "next to a split bulk download",
+              "bulk-sq64": "next to a split bulk download, send_queue 64",
               "nosplit": "no split: next to CUBIC bulk, both over satlink"}
     xmax = 0
     for ax, ch in zip(axs[0], chans):
@@ -973,11 +1019,11 @@ def cmd_hol(a):
                 if a.stop_at and time.time() > a.stop_at:
                     print("  %s: not started (--stop-at)" % tag, flush=True)
                     continue
-                mode, nb = HOL_CASES[case]
+                mode, nb, sets = HOL_CASES[case]
                 light = "--rr-req %d --rr-resp %d --rr-interval %g --rr-delay %g --rr-seed %d" % (
                     a.rr_req, a.rr_resp, a.rr_interval, a.rr_delay, 1000 + rep)
-                r = one_run(a, tag, mode, ch, conns=nb, light=light, sample_s=a.sample_s)
-                r.update({"case": case, "rep": rep, "n_bulk": nb,
+                r = one_run(a, tag, mode, ch, conns=nb, light=light, sample_s=a.sample_s, sets=sets)
+                r.update({"case": case, "rep": rep, "n_bulk": nb, "sets": sets,
                           "harness_retries": r["attempts"] - 1})
                 r["exchanges"] = hol_exchanges(r)
                 # the per-exchange list replaces the client's raw one (same times)
