@@ -40,7 +40,17 @@ terminal's tx relay occupancy (terminal DATA bytes received - client bytes).
       satlink; BER 0 unless --channel
   split_goodput.py concurrent --satgw BIN [--conns 4] [--channel ber1e-5]
       N concurrent split downloads against one (per-stream goodput, stalls)
+  split_goodput.py hol --satgw BIN [--cases alone,bulk,bulk-sq64,nosplit]
+      [--channels ber0,ber1e-5] [--rr-req 100 --rr-resp 2000 --rr-interval 0.5]
+      a light request-response stream (one request of --rr-req bytes at a
+      time, answered by --rr-resp bytes, every --rr-interval s on average)
+      on a second connection of the client: alone (split), next to one split
+      bulk download (with satlink's default send queue, and with 64), and
+      without split next to CUBIC over satlink; the response times, what
+      satlink repaired during each exchange, and the queue and receive-hold
+      times by Little's law from the sampler's gauges (every 0.5 s)
   split_goodput.py plot JSON PNG
+  split_goodput.py hol-plot JSON PNG     the hol table and CDF plot again
 Internal: serve, client, sample (run inside the chain by the driver).
 
 Needs root (namespaces), Debian's /usr/bin/python3 (python3-yaml,
@@ -77,6 +87,8 @@ STREAM_HDR = 5          # DATA message header (type + offset)
 TCP_PAYLOAD = 1448
 SERVER_PORT = 5201      # not in the terminal's spoofed range (9000-9099)
 SPOOF_PORT = 9001
+LIGHT_PORT = 5202       # the hol subcommand's light stream (split like SERVER_PORT)
+RTT_S = 0.541           # the emulated link's round trip (270 ms each way + serialisation)
 STALL_S = 0.2           # a read that waited this long ends a stall (20 Mbit/s: one every ms)
 
 DRIVER = r'''
@@ -104,7 +116,8 @@ if [ "$B_PORT2" != 0 ]; then
 	tb_wait_listen fh "$B_PORT2"
 fi
 tb_bg_local sampler /usr/bin/python3 "$B_SELF" sample --hub "$(tb_box_prefix hub)" \
-	--term "$(tb_box_prefix term)" --ns-fh "$TB_NS_FH" --port "$B_PORT" --out "$B_OUT/samples.jsonl"
+	--term "$(tb_box_prefix term)" --ns-fh "$TB_NS_FH" --port "$B_PORT" --out "$B_OUT/samples.jsonl" \
+	--interval "${B_SAMPLE_S:-1}"
 SAMP=$TB_LAST_PID
 tb_ns mh /usr/bin/python3 "$B_SELF" client --host "$TB_IP_FH" $B_CLIENT_ARGS --cc "$B_CC" \
 	--out "$B_OUT/client.json" || true
@@ -148,6 +161,8 @@ def serve(a):
                 if not x:
                     return
                 line += x
+            if line.startswith(b"RR "):
+                return rr_serve(c, line)
             n = int(line.split()[1]) if len(line.split()) > 1 else 0
             if n == 0:
                 while True:
@@ -165,6 +180,79 @@ def serve(a):
     while True:
         c, _ = ls.accept()
         threading.Thread(target=one, args=(c,), daemon=True).start()
+
+
+def recv_exact(s, n):
+    got = bytearray()
+    while len(got) < n:
+        d = s.recv(n - len(got))
+        if not d:
+            raise ConnectionError("peer closed after %d of %d bytes" % (len(got), n))
+        got += d
+    return got
+
+
+def rr_serve(c, line):
+    """The light stream's server: after the line "RR <req> <resp>", read
+    requests of <req> bytes and answer each with <resp> bytes, until the
+    client closes. No Nagle: an interactive server answers at once."""
+    _, req, resp = line.split()
+    req, resp = int(req), int(resp)
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    out = os.urandom(resp)
+    while True:
+        try:
+            recv_exact(c, req)
+        except ConnectionError:
+            return
+        c.sendall(out)
+
+
+def rr_client(a, t_start, res):
+    """The light stream (hol): one connection to --rr-port opened --rr-delay
+    s after the bulk downloads start; a --rr-req byte request every
+    --rr-interval s (+-20%, seeded), each answered by --rr-resp bytes; the
+    response time is request sent -> last response byte read. A request
+    is sent only when the previous response is complete (one outstanding
+    exchange, as a request-response application does)."""
+    import random
+    rng = random.Random(a.rr_seed)
+    r = {"exchanges": [], "error": None, "req": a.rr_req, "resp": a.rr_resp,
+         "interval_s": a.rr_interval}
+    res["light"] = r
+    time.sleep(max(0.0, t_start + a.rr_delay - time.monotonic()))
+    end = t_start + a.seconds
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    set_cc(s, a.cc)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    s.settimeout(30.0)
+    req = b"x" * a.rr_req
+    try:
+        t0 = time.monotonic()
+        s.connect((a.host, a.rr_port))
+        r["connect_s"] = time.monotonic() - t0
+        s.sendall(b"RR %d %d\n" % (a.rr_req, a.rr_resp))
+        nxt = time.monotonic()
+        while True:
+            now = time.monotonic()
+            if nxt > now:
+                time.sleep(nxt - now)
+            ts = time.monotonic()
+            if ts >= end:
+                break
+            s.sendall(req)
+            recv_exact(s, a.rr_resp)
+            te = time.monotonic()
+            # [monotonic send time, response time]; the sampler's records carry
+            # the same clock (CLOCK_MONOTONIC is not namespaced here)
+            r["exchanges"].append([round(ts, 4), round(te - ts, 4)])
+            nxt += a.rr_interval * rng.uniform(0.8, 1.2)
+            if nxt < te:
+                nxt = te + a.rr_interval * rng.uniform(0.0, 0.2)
+    except OSError as e:
+        r["error"] = "%s: %s" % (type(e).__name__, e)
+    finally:
+        s.close()
 
 
 def client(a):
@@ -229,6 +317,11 @@ def client(a):
 
     sizes = [int(x) for x in str(a.size).split(",")]
     allres = []
+    light = {}
+    lt = None
+    if a.rr_port:
+        lt = threading.Thread(target=rr_client, args=(a, time.monotonic(), light))
+        lt.start()
     for sz in sizes:
         # several sizes: one connection after the other (objects), each its own
         a.size = sz
@@ -244,8 +337,11 @@ def client(a):
             if x is not None:
                 x["size"] = sz
         allres += res
+    if lt:
+        lt.join()
     with open(a.out, "w") as f:
-        json.dump({"conns": allres, "seconds": a.seconds, "size": sizes[0]}, f)
+        json.dump({"conns": allres, "seconds": a.seconds, "size": sizes[0],
+                   "light": light.get("light")}, f)
 
 
 def ss_server(ns, port):
@@ -279,7 +375,8 @@ def sample(a):
     t0 = time.monotonic()
     with open(a.out, "w") as f:
         while True:
-            rec = {"t": round(time.monotonic() - t0, 3)}
+            now = time.monotonic()
+            rec = {"t": round(now - t0, 3), "mono": round(now, 4)}
             for name, t in tels.items():
                 try:
                     rec[name + "_split"] = t.cmd("/satgw/split")
@@ -289,7 +386,7 @@ def sample(a):
             rec["server"] = ss_server(a.ns_fh, a.port)
             f.write(json.dumps(rec) + "\n")
             f.flush()
-            time.sleep(max(0.0, 1.0 - (time.monotonic() - t0) % 1.0))
+            time.sleep(max(0.0, a.interval - (time.monotonic() - t0) % a.interval))
 
 
 # -------------------------------------------------------------- the runs
@@ -309,7 +406,7 @@ def split_bound(ber, frame_size, copies=1):
     return (frame_size - STREAM_HDR) / (fl * etx)
 
 
-def write_policies(a, out, mode, channel):
+def write_policies(a, out, mode, channel, sets=()):
     emu = yaml.safe_load(open(os.path.join(POL, "chain-emulator-ber.yaml")))
     fw = emu["link"]["forward"]
     ch = CHANNELS[channel]
@@ -329,7 +426,7 @@ def write_policies(a, out, mode, channel):
     else:
         hub = yaml.safe_load(open(os.path.join(HERE, "goodput_hub.yaml")))
         term = yaml.safe_load(open(os.path.join(HERE, "goodput_terminal.yaml")))
-    for kv in a.set or []:
+    for kv in list(a.set or []) + list(sets):
         # --set satlink.frame_size=750 / split.relay_connection_bytes=... (hub and terminal)
         k, _, v = kv.partition("=")
         sec, _, key = k.partition(".")
@@ -377,7 +474,7 @@ def analyse_samples(recs, client_per_s):
     ser = []
     cum_client = 0
     for i, r in enumerate(recs):
-        s = {"t": r["t"]}
+        s = {"t": r["t"], "mono": r.get("mono")}
         srv = r.get("server") or []
         if srv:
             s["server_bytes_acked"] = sum(int(x.get("bytes_acked", 0)) for x in srv)
@@ -400,23 +497,31 @@ def analyse_samples(recs, client_per_s):
         for side in ("hub", "term"):
             sl = r.get(side + "_satlink")
             if sl:
-                for k in ("tx_frames", "tx_retx", "send_queue_full", "window_full"):
+                for k in ("tx_frames", "tx_retx", "send_queue_full", "window_full", "loss_status",
+                          "loss_timeout", "rx_held", "queue_held", "pacer_held", "tx_outstanding",
+                          "pkts_delivered"):
                     s["%s_sl_%s" % (side, k)] = sl_sum(sl, k)
         ser.append(s)
     return ser
 
 
 def one_run(a, tag, mode, channel, conns=1, seconds=None, size=0, port=SERVER_PORT,
-            port2=0, cc=None):
+            port2=0, cc=None, light=None, sample_s=1.0, sets=()):
+    """One chain, one client: `conns` downloads (size 0: for `seconds`) and,
+    with light (the hol subcommand's client arguments), the light stream on
+    a second server at LIGHT_PORT."""
     out = os.path.join(a.workdir, tag)
     os.makedirs(out, exist_ok=True)
-    hub = write_policies(a, out, mode, channel)
+    hub = write_policies(a, out, mode, channel, sets)
     secs = seconds if seconds is not None else a.seconds
     cc = cc or ("bbr" if mode == "bbr" else "cubic")
     cargs = "--port %d --port2 %d --conns %d --seconds %g --size %s" % (
         port, port2, conns, secs, size)
+    if light:
+        cargs += " --rr-port %d %s" % (LIGHT_PORT, light)
     env = dict(os.environ, B_E2E=E2E, B_SATGW=a.satgw, B_OUT=out, B_SELF=os.path.abspath(__file__),
-               B_PORT=str(port), B_PORT2=str(port2), B_CC=cc, B_CLIENT_ARGS=cargs,
+               B_PORT=str(port), B_PORT2=str(LIGHT_PORT if light else port2), B_CC=cc,
+               B_CLIENT_ARGS=cargs, B_SAMPLE_S=str(sample_s),
                B_READY_WAIT=str(a.ready_wait), TB_BUDGET=str(int(secs) + 200 + 3 * a.ready_wait))
     with open(os.path.join(out, "driver.sh"), "w") as f:
         f.write(DRIVER)
@@ -457,6 +562,8 @@ def one_run(a, tag, mode, channel, conns=1, seconds=None, size=0, port=SERVER_PO
         r["error"] = "no client result (%s); see %s/driver.log" % (e, out)
         return r
     r["conns"] = cl["conns"]
+    if cl.get("light") is not None:
+        r["light"] = cl["light"]
     errs = [c["error"] for c in cl["conns"] if c and c.get("error")]
     if errs:
         r["error"] = "; ".join(errs)
@@ -682,12 +789,275 @@ def cmd_concurrent(a):
     save(a, runs, t0)
 
 
+# ------------------------------------------------------------ hol: a light stream next to a bulk one
+
+HOL_CASES = {
+    # case: (mode, bulk downloads next to the light stream, policy settings of the case)
+    "alone": ("split", 0, []),     # the light stream alone on the session (split)
+    "bulk": ("split", 1, []),      # next to one split bulk download: both on one satlink session
+    # the same with satlink's feed queue (FIFO for all of a session's streams) at 64
+    # packets (37 ms of the line) instead of 1024 (0.6 s): what is left is the sequence space
+    "bulk-sq64": ("split", 1, ["satlink.send_queue=64"]),
+    "nosplit": ("satlink", 1, []),  # no split: both TCP connections over satlink, CUBIC bulk
+}
+HOL_X_S = 0.1               # "above 1 RTT + X": X = 100 ms
+
+
+def quantile(xs, q):
+    """Nearest rank (no interpolation: p99 of 300 is the 297th)."""
+    if not xs:
+        return None
+    xs = sorted(xs)
+    return xs[max(0, min(len(xs) - 1, int(math.ceil(q * len(xs))) - 1))]
+
+
+def hol_exchanges(r):
+    """The run's exchanges with what satlink did during each: [send time from
+    the first exchange, response time, hub retransmissions (forward link:
+    the direction the responses take) between the samples around it, the
+    terminal's largest rx_held (frames waiting behind a gap) in them]."""
+    ex = (r.get("light") or {}).get("exchanges") or []
+    ser = [x for x in r.get("series") or [] if x.get("mono") is not None]
+    out = []
+    t_first = ex[0][0] if ex else 0
+    for ts, rt in ex:
+        before = [k for k, x in enumerate(ser) if x["mono"] <= ts]
+        i = before[-1] if before else None
+        j = next((k for k, x in enumerate(ser) if x["mono"] >= ts + rt), None)
+        rep = held = None
+        if i is not None and j is not None:
+            a, b = ser[i], ser[j]
+            if a.get("hub_sl_tx_retx") is not None and b.get("hub_sl_tx_retx") is not None:
+                rep = b["hub_sl_tx_retx"] - a["hub_sl_tx_retx"]
+            hs = [x.get("term_sl_rx_held") for x in ser[i:j + 1] if x.get("term_sl_rx_held") is not None]
+            held = max(hs) if hs else None
+        out.append([round(ts - t_first, 3), rt, rep, held])
+    return out
+
+
+def hol_queues(r, t_from=6.0, t_to=59.0):
+    """Little's law on the sampler's gauges while the light stream runs:
+    the hub's feed queue (satlink's send queue plus the pacer's, FIFO for
+    every stream of the session) over the hub's rate of first
+    transmissions is the mean wait of a packet before its first
+    transmission; the terminal's rx_held (frames in the receive ring:
+    waiting behind a gap, in-order frames are delivered at once) over its
+    rate (the hub's first transmissions, each delivered once) is the mean time a frame waits behind the session's
+    gaps, i.e. the head-of-line cost a frame of any stream pays."""
+    ser = [x for x in r.get("series") or [] if t_from <= x["t"] <= t_to
+           and x.get("hub_sl_tx_frames") is not None and x.get("term_sl_rx_held") is not None]
+    if len(ser) < 4 or ser[-1]["t"] <= ser[0]["t"]:
+        return None
+    dt = ser[-1]["t"] - ser[0]["t"]
+    tx = (ser[-1]["hub_sl_tx_frames"] - ser[0]["hub_sl_tx_frames"]) / dt
+    q = sum(x["hub_sl_queue_held"] + x["hub_sl_pacer_held"] for x in ser) / len(ser)
+    h = sum(x["term_sl_rx_held"] for x in ser) / len(ser)
+    return {"hub_new_frames_per_s": round(tx, 1),
+            "hub_queue_mean": round(q, 1), "term_rx_held_mean": round(h, 1),
+            "feed_wait_s": round(q / tx, 4) if tx > 0 else None,
+            "hold_s": round(h / tx, 4) if tx > 0 else None}
+
+
+def hol_stats(rts):
+    n = len(rts)
+    if not n:
+        return {"n": 0}
+    return {"n": n, "median": quantile(rts, 0.5), "p90": quantile(rts, 0.9),
+            "p99": quantile(rts, 0.99), "max": max(rts), "mean": sum(rts) / n,
+            "min": min(rts),
+            "above_rtt_x": sum(1 for x in rts if x > RTT_S + HOL_X_S) / n,
+            "above_2rtt_x": sum(1 for x in rts if x > 2 * RTT_S + HOL_X_S) / n}
+
+
+def hol_summary(runs):
+    """Pooled over repetitions, per (channel, case)."""
+    summ = {}
+    for r in runs:
+        k = "%s/%s" % (r["channel"], r["case"])
+        e = summ.setdefault(k, {"channel": r["channel"], "case": r["case"], "rts": [], "rep": [],
+                                "runs": 0, "bulk": [], "retx_per_s": [], "load": []})
+        ex = r.get("exchanges") or []
+        e["rts"] += [x[1] for x in ex]
+        e["rep"] += [(x[1], x[2]) for x in ex if x[2] is not None]
+        e["runs"] += 1
+        e["load"].append(r["loadavg_before"][0])
+        if r.get("goodput_fraction") is not None and r.get("n_bulk"):
+            e["bulk"].append(r["goodput_fraction"])
+        e.setdefault("queues", []).append(hol_queues(r))
+        ser = [x for x in r.get("series") or [] if x.get("hub_sl_tx_retx") is not None]
+        if len(ser) > 1 and ser[-1]["t"] > ser[0]["t"]:
+            e["retx_per_s"].append((ser[-1]["hub_sl_tx_retx"] - ser[0]["hub_sl_tx_retx"]) /
+                                   (ser[-1]["t"] - ser[0]["t"]))
+    out = {}
+    for k, e in summ.items():
+        st = hol_stats(e["rts"])
+        st.update({"channel": e["channel"], "case": e["case"], "runs": e["runs"],
+                   "bulk_goodput": e["bulk"], "hub_retx_per_s": [round(x, 1) for x in e["retx_per_s"]],
+                   "load": e["load"]})
+        qs = [q for q in e.get("queues") or [] if q]
+        for k2 in ("feed_wait_s", "hold_s"):
+            xs = [q[k2] for q in qs if q.get(k2) is not None]
+            st[k2] = round(sum(xs) / len(xs), 4) if xs else None
+        if e["rep"]:
+            w = [rt for rt, n in e["rep"] if n > 0]
+            wo = [rt for rt, n in e["rep"] if n == 0]
+            st["with_repairs"] = {"share": len(w) / len(e["rep"]), "median": quantile(w, 0.5),
+                                  "p90": quantile(w, 0.9), "n": len(w)}
+            st["without_repairs"] = {"median": quantile(wo, 0.5), "p90": quantile(wo, 0.9),
+                                     "max": max(wo) if wo else None, "n": len(wo)}
+        out[k] = st
+    return out
+
+
+def hol_markdown(summ):
+    rows = ["| BER | case | runs | n | median | p90 | p99 | max | > RTT+%d ms | > 2 RTT+%d ms | "
+            "exchanges with hub repairs (median with / without) | bulk goodput | hub retx/s | "
+            "hub feed queue wait (Little) | terminal hold behind gaps (Little) |"
+            % (HOL_X_S * 1000, HOL_X_S * 1000),
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for k in sorted(summ, key=lambda k: (list(CHANNELS).index(summ[k]["channel"]),
+                                         list(HOL_CASES).index(summ[k]["case"]))):
+        st = summ[k]
+        if not st["n"]:
+            rows.append("| %s | %s | %d | 0 | | | | | | | | | | | |" % (st["channel"], st["case"],
+                                                                        st["runs"]))
+            continue
+        wr = st.get("with_repairs")
+        rows.append("| %s | %s | %d | %d | %.3f | %.3f | %.3f | %.3f | %.1f%% | %.1f%% | %s | %s | %s "
+                    "| %s | %s |" % (
+            st["channel"], st["case"], st["runs"], st["n"], st["median"], st["p90"], st["p99"],
+            st["max"], 100 * st["above_rtt_x"], 100 * st["above_2rtt_x"],
+            ("%.0f%% (%s / %s)" % (100 * wr["share"], fmt(wr["median"]),
+                                  fmt(st["without_repairs"]["median"]))) if wr else "-",
+            ", ".join("%.2f" % x for x in st["bulk_goodput"]) or "-",
+            ", ".join("%.0f" % x for x in st["hub_retx_per_s"]) or "-",
+            fmt(st.get("feed_wait_s")), fmt(st.get("hold_s"))))
+    return "\n".join(rows)
+
+
+def hol_plot(res, png):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    chans = [c for c in CHANNELS if any(r["channel"] == c for r in res["runs"])]
+    fig, axs = plt.subplots(1, len(chans), figsize=(6.5 * len(chans), 4.6), squeeze=False)
+    labels = {"alone": "light stream alone (split)",
+              "bulk": "next to a split bulk download",
+              "bulk-sq64": "next to a split bulk download, send_queue 64",
+              "nosplit": "no split: next to CUBIC bulk, both over satlink"}
+    xmax = 0
+    for ax, ch in zip(axs[0], chans):
+        for i, case in enumerate(HOL_CASES):
+            rts = sorted(x[1] for r in res["runs"] if r["channel"] == ch and r["case"] == case
+                         for x in r.get("exchanges") or [])
+            if not rts:
+                continue
+            xmax = max(xmax, rts[-1])
+            ys = [(k + 1) / len(rts) for k in range(len(rts))]
+            ax.step(rts, ys, where="post", color="C%d" % i,
+                    label="%s (n %d, p99 %.2f s)" % (labels[case], len(rts), quantile(rts, 0.99)))
+        for m in (1, 2, 3):
+            ax.axvline(m * RTT_S, color="grey", lw=0.7, ls=":")
+        ax.set_title("BER %s: 100 B request -> 2 KB response" % ch[3:])
+        ax.set_xlabel("response time, s (dotted: 1, 2, 3 x 541 ms RTT)")
+        ax.set_ylabel("CDF of exchanges")
+        ax.legend(fontsize=7, loc="lower right")
+        ax.grid(alpha=0.3)
+    for ax in axs[0]:
+        ax.set_xlim(0.4, max(2.0, xmax * 1.05))
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+
+
+def hol_save(a, runs, t0, final=False):
+    res = {"argv": shlex.join(sys.argv), "satgw": a.satgw, "commit": a.commit, "rate_bps": a.rate,
+           "delay_ms": 270, "return_rate_bps": 2e6, "rtt_s": RTT_S, "x_s": HOL_X_S,
+           "seconds_total": round(time.monotonic() - t0), "workdir": a.workdir,
+           "loadavg_end": os.getloadavg(), "nproc": os.cpu_count(),
+           "light": {"req": a.rr_req, "resp": a.rr_resp, "interval_s": a.rr_interval,
+                     "delay_s": a.rr_delay},
+           "exchange_fields": ["send time from the first exchange (s)", "response time (s)",
+                               "hub satlink retransmissions between the samples around it",
+                               "terminal satlink rx_held, largest in those samples"],
+           "runs": runs}
+    res["summary"] = hol_summary(runs)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+            f.write("\n")
+    if final:
+        print(hol_markdown(res["summary"]))
+        if a.plot:
+            hol_plot(res, a.plot)
+
+
+def cmd_hol(a):
+    """Per repetition, channel and case one chain (fresh boxes): the light
+    stream for --seconds (from --rr-delay on), next to zero or one bulk
+    download of --seconds."""
+    cases = a.cases.split(",")
+    chans = a.channels.split(",")
+    for c in cases:
+        if c not in HOL_CASES:
+            die("unknown case %s" % c)
+    for c in chans:
+        if c not in CHANNELS:
+            die("unknown channel %s" % c)
+    runs = []
+    if a.resume and a.json and os.path.exists(a.json):
+        runs = [r for r in json.load(open(a.json))["runs"] if r.get("exchanges")]
+    done = {r["tag"] for r in runs}
+    t0 = time.monotonic()
+    print("hol: cases %s, channels %s, %g s each, %d rep(s); work dir %s" % (
+        cases, chans, a.seconds, a.reps, a.workdir), flush=True)
+    for rep in range(a.reps):
+        for ch in chans:
+            for case in cases:
+                tag = "hol-%s-%s-%d" % (ch, case, rep)
+                if tag in done:
+                    continue
+                if a.stop_at and time.time() > a.stop_at:
+                    print("  %s: not started (--stop-at)" % tag, flush=True)
+                    continue
+                mode, nb, sets = HOL_CASES[case]
+                light = "--rr-req %d --rr-resp %d --rr-interval %g --rr-delay %g --rr-seed %d" % (
+                    a.rr_req, a.rr_resp, a.rr_interval, a.rr_delay, 1000 + rep)
+                r = one_run(a, tag, mode, ch, conns=nb, light=light, sample_s=a.sample_s, sets=sets)
+                r.update({"case": case, "rep": rep, "n_bulk": nb, "sets": sets,
+                          "harness_retries": r["attempts"] - 1})
+                r["exchanges"] = hol_exchanges(r)
+                # the per-exchange list replaces the client's raw one (same times)
+                if r.get("light"):
+                    r["light"] = {k: v for k, v in r["light"].items() if k != "exchanges"}
+                runs.append(r)
+                st = hol_stats([x[1] for x in r["exchanges"]])
+                err = r.get("error") or (r.get("light") or {}).get("error")
+                print("  %-22s n %3d median %s p90 %s p99 %s max %s >RTT+X %s  bulk %s  "
+                      "load %s retries %d [%.0f s]%s" % (
+                          tag, st["n"], fmt(st.get("median")), fmt(st.get("p90")),
+                          fmt(st.get("p99")), fmt(st.get("max")), fmt(st.get("above_rtt_x")),
+                          fmt(r.get("goodput_fraction")) if nb else "-", r["loadavg_before"][0],
+                          r["harness_retries"], r["wall_s"], ("  ERROR " + err) if err else ""),
+                      flush=True)
+                hol_save(a, runs, t0)
+    hol_save(a, runs, t0, final=True)
+
+
+def light_args(p):
+    p.add_argument("--rr-req", type=int, default=100, help="light stream: request bytes (100)")
+    p.add_argument("--rr-resp", type=int, default=2000, help="light stream: response bytes (2000)")
+    p.add_argument("--rr-interval", type=float, default=0.5,
+                   help="light stream: mean seconds between requests (0.5, +-20%%)")
+    p.add_argument("--rr-delay", type=float, default=5.0,
+                   help="light stream: seconds after the bulk download's connect() (5)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n", 2)[2])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("run", "objects", "concurrent"):
+    for name in ("run", "objects", "concurrent", "hol"):
         p = sub.add_parser(name)
         p.add_argument("--satgw", required=True)
         p.add_argument("--rate", type=float, default=20e6)
@@ -714,7 +1084,20 @@ def main():
         if name == "concurrent":
             p.add_argument("--conns", type=int, default=4)
             p.add_argument("--channel", default="ber1e-5")
+        if name == "hol":
+            p.add_argument("--cases", default=",".join(HOL_CASES))
+            p.add_argument("--channels", default="ber0,ber1e-5")
+            p.add_argument("--resume", action="store_true",
+                           help="keep the runs of --json that have exchanges, run the others")
+            p.add_argument("--sample-s", type=float, default=0.5,
+                           help="the sampler's period (0.5 s)")
+            p.add_argument("--stop-at", type=float, default=0,
+                           help="Unix time after which no new run starts")
+            light_args(p)
     p = sub.add_parser("plot")
+    p.add_argument("json_in")
+    p.add_argument("png")
+    p = sub.add_parser("hol-plot")
     p.add_argument("json_in")
     p.add_argument("png")
     p = sub.add_parser("serve")
@@ -731,12 +1114,16 @@ def main():
                    "a comma-separated list: one connection after the other")
     p.add_argument("--cc", default="cubic")
     p.add_argument("--out", required=True)
+    p.add_argument("--rr-port", type=int, default=0, help="the light stream's server (0: none)")
+    light_args(p)
+    p.add_argument("--rr-seed", type=int, default=1)
     p = sub.add_parser("sample")
     p.add_argument("--hub", required=True)
     p.add_argument("--term", required=True)
     p.add_argument("--ns-fh", required=True)
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--out", required=True)
+    p.add_argument("--interval", type=float, default=1.0)
     a = ap.parse_args()
     if a.cmd == "serve":
         return serve(a)
@@ -747,6 +1134,11 @@ def main():
     if a.cmd == "plot":
         plot(json.load(open(a.json_in)), a.png)
         return 0
+    if a.cmd == "hol-plot":
+        res = json.load(open(a.json_in))
+        print(hol_markdown(hol_summary(res["runs"])))
+        hol_plot(res, a.png)
+        return 0
     if os.getuid() != 0:
         die("needs root (network namespaces)")
     if not os.access(a.satgw, os.X_OK):
@@ -756,7 +1148,7 @@ def main():
                               capture_output=True, text=True).stdout.strip()
     a.workdir = a.workdir or tempfile.mkdtemp(prefix="satgw-sg-goodput-")
     os.makedirs(a.workdir, exist_ok=True)
-    {"run": cmd_run, "objects": cmd_objects, "concurrent": cmd_concurrent}[a.cmd](a)
+    {"run": cmd_run, "objects": cmd_objects, "concurrent": cmd_concurrent, "hol": cmd_hol}[a.cmd](a)
     return 0
 
 
