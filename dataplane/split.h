@@ -78,6 +78,9 @@ uint64_t sgw_split_dp_bypass(const struct sgw_dp *dp, enum sgw_spd_bypass b);
 uint64_t sgw_split_dp_lib_ctr(const struct sgw_dp *dp, int c);
 /* Halves alive now, all workers. */
 uint64_t sgw_split_dp_open(const struct sgw_dp *dp);
+/* Worker 0's pool size (halves); its state and relay allocations in bytes (may be NULL). */
+uint64_t sgw_split_dp_cap(const struct sgw_dp *dp, uint64_t *state_bytes,
+			  uint64_t *relay_bytes);
 
 #ifdef __cplusplus
 }
