@@ -1217,3 +1217,24 @@ TEST_F(SplitStage, ScalePoolClampedToTheTimerWheel)
 	start();
 	EXPECT_EQ(sgw_split_dp_cap(hub.get(), nullptr, nullptr), 32768u);
 }
+
+/*
+ * PETRA and ACKRES halves take their control from the worker's array (not
+ * embedded in the half since the scale change): the whole slice still carries
+ * both ways byte-exact with either.
+ */
+TEST_F(SplitStage, ScalePetraAndAckresControlsOutOfTheHalf)
+{
+	term_split = "split: {relay_connection_bytes: 65536, rwnd: petra, "
+		     "relay_terminal_bytes: 1048576, relay_worker_bytes: 1048576}\n";
+	hub_split = term_split;
+	BothWays();
+}
+
+TEST_F(SplitStage, ScaleAckresControlOutOfTheHalf)
+{
+	term_split = "split: {relay_connection_bytes: 65536, rwnd: ackres, "
+		     "relay_terminal_bytes: 1048576, relay_worker_bytes: 1048576}\n";
+	hub_split = term_split;
+	BothWays();
+}
