@@ -958,8 +958,10 @@ struct StageRig {
 					    SGW_TCP_PR_OK) {
 					uint16_t port = server ? s.sport : s.dport;
 					// StageIdleHalves' server-opened connections (to
-					// kLanPort): the slot is the server's port
-					bool rev = port == kLanPort;
+					// kLanPort): the slot is the server's port (a client's
+					// own port 8081 toward port 80 is not one)
+					bool rev = port == kLanPort &&
+						   (server ? s.dport : s.sport) != kServerPort;
 					if (rev)
 						port = server ? s.dport : s.sport;
 					uint32_t i = uint32_t(port - 1024u);
