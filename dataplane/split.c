@@ -46,7 +46,6 @@
 /* What the stage keeps beside each half. */
 struct sp_obj {
 	struct sgw_split sp;            /* first: the lib's half (64-byte aligned) */
-	struct sgw_rwc rwc;             /* PETRA / ACKRES only */
 	uint32_t fpos;                  /* its flow table position, NONE32: none */
 	uint32_t sess;                  /* satlink session */
 	uint8_t out_pidx;               /* where its TCP leg's segments leave */
@@ -82,7 +81,6 @@ struct sp_worker {
 	uint32_t *sess_wait;            /* per session: its halves in the stalled list */
 	const struct sp_obj *turn;      /* the stalled half split_loop is polling */
 	uint64_t *term_relay;           /* per session: relay bytes */
-	uint16_t next_ch;               /* the next opener channel to try (this box's half) */
 	uint16_t ch_lo, ch_hi;          /* this box's opener channels (both ends included) */
 	uint16_t mss4;                  /* an IPv4 leg's MSS (the stack's conf.mss at init) */
 	uint32_t refuse_sess;           /* the session of the message being read (refusals) */
@@ -93,6 +91,16 @@ struct sp_worker {
 	uint64_t orig[2];
 	uint64_t cons[1];
 	uint64_t rwc_done[11];          /* PETRA/ACKRES: freed halves' rwc stats (rwc_fold) */
+	/*
+	 * Scale (docs/tcp-split.md "Scale"): the PETRA / ACKRES controls out of
+	 * the half, slot i for half i, allocated only when the section's rwnd
+	 * (fixed at startup, control.c split_diff) is not RWND: an RWND half needs
+	 * none (184 bytes saved per half). Per session: the opener channels in
+	 * use and the next one to try.
+	 */
+	struct sgw_rwc *rwcs;           /* NULL under RWND */
+	uint16_t *sess_next_ch;         /* per session: the next opener channel to try */
+	uint16_t *sess_open_ch;         /* per session: opener channels in use (<= 32767) */
 } __rte_cache_aligned;
 
 struct sp_dp {
@@ -444,6 +452,10 @@ half_free(struct sp_worker *x, struct sp_obj *o)
 		sgw_tev_stop(w->tw, &o->sp.tcp.tw[id]);
 	for (id = 0; id < 2; id++)
 		sgw_tev_stop(w->tw, &o->sp.tw_split[id]);
+	/* A half registered on one of this box's opener channels gives it back. */
+	if (o->sp.channel >= x->ch_lo && o->sp.channel <= x->ch_hi &&
+	    o->sess < SPD(w->dp)->n_sess && ch_find(x, ch_key(o->sess, o->sp.channel)) == idx)
+		x->sess_open_ch[o->sess]--;
 	ch_del(x, ch_key(o->sess, o->sp.channel));
 	if (o->fpos != NONE32 && o->fpos < ft->cap && ft->e[o->fpos].mech == idx &&
 	    ft->e[o->fpos].mech_stage == SGW_STAGE_SPLIT)
@@ -552,11 +564,17 @@ half_alloc(struct sp_worker *x, uint32_t sess, struct sgw_split_bufs *b, int *wh
 	return o;
 }
 
-/* PETRA and ACKRES need the half's own control; RWND is the lib's default. */
+/*
+ * PETRA and ACKRES need the half's own control (its slot in x->rwcs, which
+ * exists whenever the startup section's rwnd is not RWND, and rwnd cannot
+ * change without a restart); RWND is the lib's default (NULL).
+ */
 static struct sgw_rwc *
-rwc_of(const struct sgw_snapshot *s, struct sp_obj *o)
+rwc_of(const struct sp_worker *x, const struct sgw_snapshot *s, struct sp_obj *o)
 {
-	return s->pol.split.rwnd != SGW_SPLIT_RWND_RWND ? &o->rwc : NULL;
+	if (s->pol.split.rwnd == SGW_SPLIT_RWND_RWND || x->rwcs == NULL)
+		return NULL;
+	return &x->rwcs[idx_of(x, o)];
 }
 
 /*
@@ -661,21 +679,34 @@ half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
 		bypass(x, f, SGW_SPD_BYP_OPEN_FAILED);
 		return 0;
 	}
+	/*
+	 * The channel space is per satlink session: this box's half of it (the
+	 * terminal's openers 1..32767, the hub's 32768..65535) bounds the
+	 * session's opener halves, not the worker's (a hub worker serves many
+	 * sessions). A session with all of them in use bypasses, counted as its
+	 * per-terminal cap (docs/tcp-split.md "Scale").
+	 */
+	if (x->sess_open_ch[sess] >= (uint32_t)(x->ch_hi - x->ch_lo) + 1u) {
+		bypass(x, f, SGW_SPD_BYP_TERMINAL_CAP);
+		return 0;
+	}
 	o = half_alloc(x, (uint32_t)sess, &b, &why);
 	if (o == NULL) {
 		bypass(x, f, why);
 		return 0;
 	}
 	/*
-	 * A channel of this box's half of the space (the terminal's openers
-	 * 1..32767, the hub's 32768..65535, docs/tcp-split.md: the two ends
-	 * never pick the same one) not in use, round robin so a channel just
-	 * closed is not reused at once. At most cap (< 32767) are in use.
+	 * A channel of this box's half of the space (docs/tcp-split.md: the two
+	 * ends never pick the same one) not in use, round robin per session so a
+	 * channel just closed is not reused at once. The search is bounded by the
+	 * session's own state: of any open + 1 consecutive channels at least one
+	 * is free (open < the space, checked above), so it probes at most
+	 * open + 1, and usually one: channels are taken in cursor order and
+	 * connections mostly end in about the order they began.
 	 */
-	for (n = 0; n < 32767u; n++) {
-		ch = x->next_ch;
-		x->next_ch = x->next_ch >= x->ch_hi ? x->ch_lo :
-			     (uint16_t)(x->next_ch + 1u);
+	for (n = 0; n <= x->sess_open_ch[sess]; n++) {
+		ch = x->sess_next_ch[sess];
+		x->sess_next_ch[sess] = ch >= x->ch_hi ? x->ch_lo : (uint16_t)(ch + 1u);
 		if (ch_find(x, ch_key((uint32_t)sess, ch)) == NONE32)
 			break;
 	}
@@ -695,7 +726,7 @@ half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
 	leg_mss(x, a.ipv6);
 	if (sgw_split_open(&x->env, &o->sp, w->now_ns, &a, &seg,
 			   s->pol.rules[rule].split_handshake == SGW_SPLIT_HS_SPOOFED ?
-			   SGW_SPLIT_SPOOFED : SGW_SPLIT_END_TO_END, ch, iss, &b, rwc_of(s, o),
+			   SGW_SPLIT_SPOOFED : SGW_SPLIT_END_TO_END, ch, iss, &b, rwc_of(x, s, o),
 			   &out) != 0) {
 		o->fpos = NONE32;
 		half_free(x, o);
@@ -704,6 +735,7 @@ half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
 		return 0;
 	}
 	ch_add(x, ch_key((uint32_t)sess, ch), idx_of(x, o));
+	x->sess_open_ch[sess]++;
 	f->mech = idx_of(x, o);
 	f->mech_stage = SGW_STAGE_SPLIT;
 	x->ctr[SGW_SPD_OPENED]++;
@@ -890,7 +922,7 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 	}
 	iss = sgw_tcp_isn(&x->st, msg->saddr, msg->daddr, alen, msg->sport, msg->dport, w->now_ns);
 	leg_mss(x, v6);
-	if (sgw_split_accept(&x->env, &o->sp, w->now_ns, msg, ch, iss, &b, rwc_of(s, o),
+	if (sgw_split_accept(&x->env, &o->sp, w->now_ns, msg, ch, iss, &b, rwc_of(x, s, o),
 			     &out) != 0) {
 		half_free(x, o);
 		x->ctr[SGW_SPD_CLOSED]--;
@@ -1176,8 +1208,26 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	cap = sp->max_connections_worker;
 	if ((uint64_t)cap * 2u * ring > sp->relay_worker_bytes)
 		cap = (uint32_t)(sp->relay_worker_bytes / (2u * (uint64_t)ring));
-	if (cap > 32767u)
-		cap = 32767u;  /* the terminal's opener channels of one session */
+	/*
+	 * No channel-space cap here: 32,767 opener channels bound one satlink
+	 * session's halves (half_open), not a worker's, which at a hub serves
+	 * many sessions. What the worker's flow table and timer wheel can carry
+	 * does bound it: each half holds a flow entry, and an idle one runs its
+	 * idle timer beside its flow's (more while it sends): a pool past
+	 * min(flows_per_core, timers_per_core / 2) could only be filled by
+	 * halves that fail at open or are aborted for want of a timer, so it
+	 * is clamped there, said at startup, and the limits section is the
+	 * place to raise it.
+	 */
+	if (cap > pol->limits.flows_per_core || cap > pol->limits.timers_per_core / 2u) {
+		uint32_t was = cap;
+
+		cap = RTE_MIN(pol->limits.flows_per_core, pol->limits.timers_per_core / 2u);
+		SGW_LOG(WARNING, "split: %u connections per worker clamped to %u: "
+			"limits.flows_per_core %u and timers_per_core %u (two per connection) "
+			"hold no more", was, cap, pol->limits.flows_per_core,
+			pol->limits.timers_per_core);
+	}
 	if (cap == 0) {
 		SGW_LOG(ERR, "split: relay_worker_bytes holds no connection");
 		return -1;
@@ -1223,7 +1273,6 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		x->ring = ring;
 		x->ch_lo = pol->role == SGW_ROLE_HUB ? 32768u : 1u;
 		x->ch_hi = pol->role == SGW_ROLE_HUB ? 65535u : 32767u;
-		x->next_ch = x->ch_lo;
 		x->mss4 = tc.mss;
 		x->pool_mem = rte_malloc_socket("sgw_split_pool", psz, RTE_CACHE_LINE_SIZE,
 						socket);
@@ -1252,14 +1301,24 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 						   RTE_CACHE_LINE_SIZE, socket);
 		x->term_relay = rte_zmalloc_socket("sgw_split_tr", sizeof(uint64_t) * sl->n_sess,
 						   RTE_CACHE_LINE_SIZE, socket);
+		x->sess_open_ch = rte_zmalloc_socket("sgw_split_so", sizeof(uint16_t) * sl->n_sess,
+						     RTE_CACHE_LINE_SIZE, socket);
+		x->sess_next_ch = rte_malloc_socket("sgw_split_sn", sizeof(uint16_t) * sl->n_sess,
+						    RTE_CACHE_LINE_SIZE, socket);
+		if (sp->rwnd != SGW_SPLIT_RWND_RWND)
+			x->rwcs = rte_malloc_socket("sgw_split_rwc", sizeof(*x->rwcs) * cap,
+						    RTE_CACHE_LINE_SIZE, socket);
 		if (x->pool_mem == NULL || x->relay_mem == NULL || x->chmap == NULL ||
 		    x->stall == NULL || x->term_conns == NULL || x->term_relay == NULL ||
-		    x->sess_wait == NULL ||
+		    x->sess_wait == NULL || x->sess_open_ch == NULL || x->sess_next_ch == NULL ||
+		    (sp->rwnd != SGW_SPLIT_RWND_RWND && x->rwcs == NULL) ||
 		    sgw_pool_init(&x->pool, x->pool_mem, psz, cap, sizeof(struct sp_obj)) != 0)
 			goto fail;
 		x->chmask = chsz - 1u;
 		for (k = 0; k < chsz; k++)
 			x->chmap[k].val = NONE32;
+		for (k = 0; k < sl->n_sess; k++)
+			x->sess_next_ch[k] = x->ch_lo;
 		if (sgw_tcp_stack_init(&x->st, &tc, &sgw_split_tcp_ops, &x->env) != 0 ||
 		    sgw_split_env_init(&x->env, &sc, &x->st, &io, &sat, x) != 0) {
 			SGW_LOG(ERR, "split: invalid settings");
@@ -1339,6 +1398,9 @@ split_fini(struct sgw_dp *dp)
 		rte_free(x->term_conns);
 		rte_free(x->sess_wait);
 		rte_free(x->term_relay);
+		rte_free(x->sess_open_ch);
+		rte_free(x->sess_next_ch);
+		rte_free(x->rwcs);
 		rte_free(x);
 		w->sctx[SGW_STAGE_SPLIT] = NULL;
 	}
@@ -1403,6 +1465,35 @@ sgw_split_dp_open(const struct sgw_dp *dp)
 		if (dp->workers[i] != NULL && SPW(dp->workers[i]) != NULL)
 			v += __atomic_load_n(&SPW(dp->workers[i])->pool.used, __ATOMIC_RELAXED);
 	return v;
+}
+
+/*
+ * Scale (docs/tcp-split.md): worker 0's pool size, and the bytes split_init
+ * allocated for it apart from the relays (pool, channel map, stalled list,
+ * scoreboards, PETRA/ACKRES controls, per-session arrays) and for its relays
+ * (reserved address space: pages come as a relay is first written).
+ */
+uint64_t
+sgw_split_dp_cap(const struct sgw_dp *dp, uint64_t *state_bytes, uint64_t *relay_bytes)
+{
+	const struct sp_worker *x;
+	uint64_t st, nb;
+
+	if (SPD(dp) == NULL || dp->n_workers == 0 || dp->workers[0] == NULL ||
+	    (x = SPW(dp->workers[0])) == NULL)
+		return 0;
+	nb = RTE_MAX(x->pool.cap / 4u, SGW_TCP_SB_POOL_DEFAULT);
+	st = sgw_pool_mem_size(x->pool.cap, sizeof(struct sp_obj)) +
+	     sizeof(*x->chmap) * ((uint64_t)x->chmask + 1u) +
+	     sizeof(*x->stall) * 2u * (uint64_t)x->pool.cap + sizeof(*x->boards) * nb +
+	     (x->rwcs != NULL ? sizeof(*x->rwcs) * (uint64_t)x->pool.cap : 0) +
+	     (sizeof(uint32_t) * 2u + sizeof(uint64_t) + sizeof(uint16_t) * 2u) *
+	     (uint64_t)SPD(dp)->n_sess + sizeof(*x);
+	if (state_bytes != NULL)
+		*state_bytes = st;
+	if (relay_bytes != NULL)
+		*relay_bytes = x->relay_len;
+	return x->pool.cap;
 }
 
 static void

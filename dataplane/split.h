@@ -82,6 +82,9 @@ uint64_t sgw_split_dp_lib_ctr(const struct sgw_dp *dp, int c);
 uint64_t sgw_split_dp_open(const struct sgw_dp *dp);
 /* A counter of the exit report's split.counters (and /satgw/split) by name: 0, or -1 none. */
 int sgw_split_dp_field(const struct sgw_dp *dp, const char *name, uint64_t *v);
+/* Worker 0's pool size (halves); its state and relay allocations in bytes (may be NULL). */
+uint64_t sgw_split_dp_cap(const struct sgw_dp *dp, uint64_t *state_bytes,
+			  uint64_t *relay_bytes);
 
 #ifdef __cplusplus
 }

@@ -41,7 +41,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -768,6 +770,8 @@ const char *const kTermSatMac = "02:00:00:00:04:01";
 constexpr uint32_t kStageSlots = 16384;
 constexpr uint64_t kStepNs = 20000;
 constexpr uint64_t kGapNs = 5 * kMs;
+// StageIdleHalves: the server opens toward the LAN host's port 8081 (the hub's opener)
+constexpr uint16_t kLanPort = 8081;
 
 // A model host of the stage rig: its segments become frames on a port's RX ring.
 struct Host {
@@ -830,10 +834,14 @@ struct StageRig {
 	DpPort terr, hsat, tsat, lan;
 	sgw_dp *hub = nullptr, *term = nullptr;
 	Host cl, sv;
-	std::unique_ptr<TcpPair[]> slot{new TcpPair[kStageSlots]};
+	std::unique_ptr<TcpPair[]> slot;
 	uint32_t nslots = kStageSlots;
+	uint32_t nalloc = kStageSlots;   // slots (client ports 1024 + i); the idle rig's more
 	uint64_t now = 0;
 	uint8_t handshake = SGW_SPLIT_HS_END_TO_END;
+	// StageIdleHalves: the split section and limits (empty: the life benches')
+	std::string split_yaml, limits_yaml;
+	std::string hub_web_ports = "[80]";  // the idle rig adds kLanPort
 
 	static std::string Satlink(const std::string &extra)
 	{
@@ -841,8 +849,10 @@ struct StageRig {
 		       "return_rate_bps: 400000000000, window_max: 8192, status_interval_ms: 1, "
 		       "rtt_ms: 110" + extra + "}\n";
 	}
-	static std::string Split()
+	std::string Split() const
 	{
+		if (!split_yaml.empty())
+			return split_yaml + limits_yaml;
 		return "split: {relay_connection_bytes: 4096, open_credit: 4096, "
 		       "relay_terminal_bytes: 134217728, relay_worker_bytes: 134217728, "
 		       "max_connections_per_worker: 16384, max_connections_per_terminal: 16384}\n";
@@ -859,8 +869,8 @@ struct StageRig {
 		       "  - {name: to-fh, port: terr, mac: \"02:00:00:00:01:01\"}\n"
 		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24]}\n"
 		       "rules:\n"
-		       "  - {name: web, match: {proto: tcp, dst_ports: [80]}, action: count, "
-		       "next_hop: to-fh}\n"
+		       "  - {name: web, match: {proto: tcp, dst_ports: " + hub_web_ports +
+		       "}, action: count, next_hop: to-fh}\n"
 		       "  - {name: to-site, match: {dst: [10.20.1.0/24]}, action: forward, "
 		       "next_hop: to-term}\n"
 		       "  - {name: to-core, match: {dst: [198.51.100.0/24]}, action: forward, "
@@ -947,10 +957,17 @@ struct StageRig {
 				    sgw_tcp_seg_parse(d + 14 + ihl, tot - ihl, &s, nullptr) ==
 					    SGW_TCP_PR_OK) {
 					uint16_t port = server ? s.sport : s.dport;
+					// StageIdleHalves' server-opened connections (to
+					// kLanPort): the slot is the server's port (a client's
+					// own port 8081 toward port 80 is not one)
+					bool rev = port == kLanPort &&
+						   (server ? s.dport : s.sport) != kServerPort;
+					if (rev)
+						port = server ? s.dport : s.sport;
 					uint32_t i = uint32_t(port - 1024u);
 					if (i < nslots) {
 						sgw_tcp_conn *c = server ? &slot[i].s : &slot[i].c;
-						if (server && c->state == SGW_TCP_CLOSED &&
+						if ((server || rev) && c->state == SGW_TCP_CLOSED &&
 						    (s.flags & SGW_TCP_F_SYN)) {
 							sgw_tcp_conn_init(&h.st, c, 7000000u + i,
 									  s.dport, s.sport);
@@ -1004,10 +1021,12 @@ struct StageRig {
 			return false;
 		HostInit(cl, true);
 		HostInit(sv, false);
+		slot.reset(new TcpPair[nalloc]);
+		nslots = nalloc;
 		const char *e = getenv("SGW_BENCH_STAGE_SLOTS");
-		if (e != nullptr && atoi(e) > 0 && uint32_t(atoi(e)) < kStageSlots)
+		if (e != nullptr && atoi(e) > 0 && uint32_t(atoi(e)) < nalloc)
 			nslots = uint32_t(atoi(e));
-		for (uint32_t i = 0; i < kStageSlots; i++)
+		for (uint32_t i = 0; i < nalloc; i++)
 			memset(&slot[i], 0, sizeof(slot[i]));
 		// satlink up: both ends wait for their epoch (up to 1 s of virtual time)
 		for (int k = 0; k < 100000 && !SessionUp(); k++)
@@ -1159,6 +1178,134 @@ StageSplitLifeSpoofed(benchmark::State &state)
 	RunStage(state, 1, kServerPort);
 }
 
+uint64_t
+RssBytes()
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long pages = 0, rss = 0;
+	if (f == nullptr)
+		return 0;
+	if (fscanf(f, "%lu %lu", &pages, &rss) != 2)
+		rss = 0;
+	fclose(f);
+	return uint64_t(rss) * uint64_t(sysconf(_SC_PAGESIZE));
+}
+
+// Scale (docs/tcp-split.md "Scale"): SGW_SCALE_N (default 2000, at most
+// 32,767: one terminal session's opener channels) client connections opened
+// for real through both dataplanes (spoofed handshake, the hub opening to the
+// server), ESTABLISHED at both hosts and left idle: the halves each worker
+// holds, the stage's allocations per half of its pool (relays apart: the pool
+// is sized by max_connections_per_worker, here 65,536, above the old
+// 32,767 cap), and the process's RSS growth per idle connection. Relays are
+// 4096 (the loader's minimum); an idle connection's relays were never written.
+void
+StageIdleHalves(benchmark::State &state)
+{
+	if (!EalUp()) {
+		state.SkipWithError("EAL initialisation failed");
+		return;
+	}
+	const char *e = getenv("SGW_SCALE_N");
+	uint32_t n = e != nullptr && atoi(e) > 0 ? uint32_t(atoi(e)) : 2000u;
+	n = std::min(n, 65535u - 1024u);
+	// the first 32,767 opened by the client (the terminal's openers), the rest
+	// by the server (the hub's openers): one session, both halves of its channels
+	const uint32_t n_cl = std::min(n, 32767u);
+	for (auto _ : state) {
+		StageRig r;
+		r.nalloc = n;
+		r.hub_web_ports = "[80, 8081]";
+		r.split_yaml = "split: {relay_connection_bytes: 4096, open_credit: 4096, "
+			       "relay_terminal_bytes: 549755813888, "
+			       "relay_worker_bytes: 549755813888, "
+			       "max_connections_per_worker: 65536, "
+			       "max_connections_per_terminal: 65536}\n";
+		r.limits_yaml = "limits: {flows_per_core: 131072, timers_per_core: 262144}\n";
+		if (!r.Start(SGW_SPLIT_HS_SPOOFED, "i")) {
+			state.SkipWithError("idle rig not up");
+			r.Stop();
+			return;
+		}
+		uint64_t rss0 = RssBytes();
+		uint32_t up = 0;
+		// Batches of 256 SYNs, each batch stepped until its clients are ESTABLISHED.
+		for (uint32_t b = 0; b < n; b += 256) {
+			uint32_t end = std::min(n, b + 256);
+			for (uint32_t i = b; i < end; i++) {
+				TcpPair &p = r.slot[i];
+				sgw_tcp_out o;
+				sgw_tcp_out_reset(&o);
+				if (i < n_cl) {
+					sgw_tcp_conn_init(&r.cl.st, &p.c, 1000000u + i * 7919u,
+							  uint16_t(1024 + i), kServerPort);
+					memset(&p.s, 0, sizeof(p.s));
+					sgw_tcp_connect(&r.cl.st, &p.c, r.now, &o);
+				} else {
+					sgw_tcp_conn_init(&r.sv.st, &p.s, 3000000u + i * 7919u,
+							  uint16_t(1024 + i), kLanPort);
+					memset(&p.c, 0, sizeof(p.c));
+					sgw_tcp_connect(&r.sv.st, &p.s, r.now, &o);
+				}
+			}
+			for (int k = 0; k < 4000; k++) {
+				uint32_t ok = 0;
+				for (uint32_t i = b; i < end; i++)
+					ok += r.slot[i].c.state == SGW_TCP_ESTABLISHED &&
+					      r.slot[i].s.state == SGW_TCP_ESTABLISHED;
+				if (ok == end - b)
+					break;
+				r.Step();
+			}
+		}
+		for (uint32_t i = 0; i < n; i++)
+			up += r.slot[i].c.state == SGW_TCP_ESTABLISHED &&
+			      r.slot[i].s.state == SGW_TCP_ESTABLISHED;
+		// a little idle time: acknowledgements and satlink status settle
+		for (int k = 0; k < 100; k++)
+			r.Step();
+		uint64_t rss1 = RssBytes();
+		uint64_t th = sgw_split_dp_open(r.term), hh = sgw_split_dp_open(r.hub);
+		uint64_t st = 0, rl = 0;
+		uint64_t cap = sgw_split_dp_cap(r.hub, &st, &rl);
+		state.counters["connections"] = double(n);
+		state.counters["client_opened"] = double(n_cl);
+		state.counters["established"] = double(up);
+		state.counters["halves_terminal"] = double(th);
+		state.counters["halves_hub"] = double(hh);
+		state.counters["pool_cap"] = double(cap);
+		state.counters["state_alloc_per_half"] = cap ? double(st) / double(cap) : 0;
+		state.counters["relay_reserved_per_half"] = cap ? double(rl) / double(cap) : 0;
+		state.counters["rss_growth_per_conn"] =
+			double(rss1 > rss0 ? rss1 - rss0 : 0) / double(n);
+		state.counters["bypassed"] =
+			double(sgw_split_dp_bypass(r.term, SGW_SPD_BYP_POOL_FULL) +
+			       sgw_split_dp_bypass(r.term, SGW_SPD_BYP_TERMINAL_CAP));
+		if (up != n || th != n || hh != n) {
+			uint32_t cl_up = 0;
+			for (uint32_t i = 0; i < n_cl; i++)
+				cl_up += r.slot[i].c.state == SGW_TCP_ESTABLISHED &&
+					 r.slot[i].s.state == SGW_TCP_ESTABLISHED;
+			fprintf(stderr, "StageIdleHalves: %u of %u established (%u of %u "
+				"client-opened), halves terminal %lu hub %lu, opened t %lu h %lu, "
+				"accepted t %lu h %lu, refused t %lu h %lu\n", up, n, cl_up, n_cl,
+				(unsigned long)th, (unsigned long)hh,
+				(unsigned long)sgw_split_dp_ctr(r.term, SGW_SPD_OPENED),
+				(unsigned long)sgw_split_dp_ctr(r.hub, SGW_SPD_OPENED),
+				(unsigned long)sgw_split_dp_ctr(r.term, SGW_SPD_ACCEPTED),
+				(unsigned long)sgw_split_dp_ctr(r.hub, SGW_SPD_ACCEPTED),
+				(unsigned long)sgw_split_dp_ctr(r.term, SGW_SPD_REFUSED),
+				(unsigned long)sgw_split_dp_ctr(r.hub, SGW_SPD_REFUSED));
+			for (int k = 0; k < SGW_SPD_BYP__COUNT; k++)
+				fprintf(stderr, "  bypass %d: t %lu h %lu\n", k,
+					(unsigned long)sgw_split_dp_bypass(r.term, sgw_spd_bypass(k)),
+					(unsigned long)sgw_split_dp_bypass(r.hub, sgw_spd_bypass(k)));
+			state.SkipWithError("not every connection split and established");
+		}
+		r.Stop();
+	}
+}
+
 }  // namespace
 
 // SGW_BENCH_ITERS=n runs every benchmark for exactly n iterations (no
@@ -1178,6 +1325,8 @@ main(int argc, char **argv)
 	b.push_back(benchmark::RegisterBenchmark("StageForwardLife", StageForwardLife));
 	b.push_back(benchmark::RegisterBenchmark("StageSplitLife", StageSplitLife));
 	b.push_back(benchmark::RegisterBenchmark("StageSplitLifeSpoofed", StageSplitLifeSpoofed));
+	// one iteration: it builds its own two dataplanes (SGW_SCALE_N connections)
+	benchmark::RegisterBenchmark("StageIdleHalves", StageIdleHalves)->Iterations(1);
 	if (n > 0)
 		for (auto *x : b)
 			x->Iterations(n);

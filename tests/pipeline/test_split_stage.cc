@@ -1283,3 +1283,71 @@ TEST_F(SplitRwc, AckresCountersExported)
 {
 	Upload("ackres");
 }
+
+/*
+ * Scale (docs/tcp-split.md "Scale"): a worker's pool is bounded by
+ * max_connections_per_worker and relay_worker_bytes (and the flow table and
+ * timer wheel), no longer by one session's 32,767 opener channels; the stage's
+ * state per half (relays apart) stays within a bound from its struct sizes;
+ * and a connection through the large pool is still carried byte-exact.
+ * Bound, RWND: pool slot 576 (sgw_split 512 + 16 stage bytes, 64-aligned) + 4
+ * free-list link, channel map <= 32 (2 x cap rounded up to a power of two,
+ * 8 bytes each), stalled list 8, scoreboards 16 (64 per four halves), the
+ * worker's and per-session arrays < 4: 640. The 184-byte sgw_rwc is not there.
+ */
+TEST_F(SplitStage, ScalePoolNotCappedByOneSessionsChannels)
+{
+	hub_split = "split: {relay_connection_bytes: 4096, open_credit: 4096, "
+		    "relay_terminal_bytes: 335544320, relay_worker_bytes: 335544320, "
+		    "max_connections_per_worker: 40960, max_connections_per_terminal: 40960}\n"
+		    "limits: {flows_per_core: 131072, timers_per_core: 131072}\n";
+	term_split = "split: {relay_connection_bytes: 4096, open_credit: 4096, "
+		     "relay_terminal_bytes: 1048576, relay_worker_bytes: 1048576}\n";
+	handshake = SGW_SPLIT_HS_SPOOFED;
+	start();
+	uint64_t state = 0, relay = 0;
+	ASSERT_EQ(sgw_split_dp_cap(hub.get(), &state, &relay), 40960u) << "the 32767 cap is gone";
+	EXPECT_EQ(relay, 40960ull * 2u * 4096u);
+	EXPECT_LE(double(state) / 40960.0, 640.0) << "state bytes per half: " << state;
+	EXPECT_GE(double(state) / 40960.0, 512.0) << "the half itself is 512";
+	/* flows_per_core 131072 and timers_per_core / 2 = 65536 carry it: no clamp. */
+	session_up();
+	server.to_send = 20000;
+	ClientConnect(40000, 10000);
+	run_until(now + 10000000000ull);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_ACCEPTED), 1u);
+	EXPECT_TRUE(Bytewise(server.rx, 11, 10000)) << "server got " << server.rx.size();
+	EXPECT_TRUE(Bytewise(client.rx, 22, 20000)) << "client got " << client.rx.size();
+}
+
+/* A pool larger than the timer wheel can serve (two timers per half) is clamped, said at start. */
+TEST_F(SplitStage, ScalePoolClampedToTheTimerWheel)
+{
+	hub_split = "split: {relay_connection_bytes: 4096, open_credit: 4096, "
+		    "relay_terminal_bytes: 335544320, relay_worker_bytes: 335544320, "
+		    "max_connections_per_worker: 40960, max_connections_per_terminal: 40960}\n"
+		    "limits: {flows_per_core: 131072, timers_per_core: 65536}\n";
+	start();
+	EXPECT_EQ(sgw_split_dp_cap(hub.get(), nullptr, nullptr), 32768u);
+}
+
+/*
+ * PETRA and ACKRES halves take their control from the worker's array (not
+ * embedded in the half since the scale change): the whole slice still carries
+ * both ways byte-exact with either.
+ */
+TEST_F(SplitStage, ScalePetraAndAckresControlsOutOfTheHalf)
+{
+	term_split = "split: {relay_connection_bytes: 65536, rwnd: petra, "
+		     "relay_terminal_bytes: 1048576, relay_worker_bytes: 1048576}\n";
+	hub_split = term_split;
+	BothWays();
+}
+
+TEST_F(SplitStage, ScaleAckresControlOutOfTheHalf)
+{
+	term_split = "split: {relay_connection_bytes: 65536, rwnd: ackres, "
+		     "relay_terminal_bytes: 1048576, relay_worker_bytes: 1048576}\n";
+	hub_split = term_split;
+	BothWays();
+}
