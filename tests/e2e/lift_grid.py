@@ -39,7 +39,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lift_plot import ss_stats  # noqa: E402
 
-RUN = re.compile(r"^(\w+)-(\w+)-tg([\d.]+)-tb([\d.]+)-(off|on)-s(\d+)\.json\.d$")
+RUN = re.compile(r"^(\w+)-(\w+)-tg[\d.]+-tb[\d.]+(?:-(?:off|on))?-s\d+\.json\.d$")
+PAGES = re.compile(r"^pages-tg([\d.]+)-tb([\d.]+)-(\w+)-(off|on)-s(\d+)\.jsonl$")
 # two-sided 97.5 % quantiles of Student's t for small df (df > 30: 1.96 + ...)
 T975 = [0, 12.71, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
@@ -57,10 +58,14 @@ def load(dirs):
             m = RUN.match(os.path.basename(rd))
             if not m:
                 continue
-            snd, timer, tg, tb, mode, seed = m.groups()
-            key = dict(sender=snd, timer=timer, t_good_s=float(tg), t_bad_s=float(tb),
-                       lift=mode, seed=int(seed))
+            timer = m.group(2)
             for pf in glob.glob(os.path.join(rd, "pages-*.jsonl")):
+                pm = PAGES.match(os.path.basename(pf))
+                if not pm:
+                    continue
+                tg, tb, snd, mode, seed = pm.groups()
+                key = dict(sender=snd, timer=timer, t_good_s=float(tg), t_bad_s=float(tb),
+                           lift=mode, seed=int(seed))
                 with open(pf) as f:
                     for line in f:
                         if line.strip():
@@ -72,11 +77,14 @@ def load(dirs):
                 with open(rf) as f:
                     for line in f:
                         r = json.loads(line)
-                        r.update(key)
-                        ss = glob.glob(os.path.join(rd, "ss-*.log"))
-                        if ss:
+                        r.setdefault("timer", timer)
+                        tag = "tg%s-tb%s-%s-%s-s%d" % (
+                            ("%g" % r["t_good_s"]), ("%g" % r["t_bad_s"]), r["sender"], r["lift"],
+                            r["seed"])
+                        ss = os.path.join(rd, "ss-%s.log" % tag)
+                        if os.path.exists(ss):
                             r["cwnd_collapses"], r["frozen_samples"], r["ss_samples"] = \
-                                ss_stats(ss[0])
+                                ss_stats(ss)
                         runs.append(r)
     return pages, runs
 
