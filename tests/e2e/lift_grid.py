@@ -39,7 +39,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from lift_plot import ss_stats  # noqa: E402
 
-RUN = re.compile(r"^(\w+)-(\w+)-tg[\d.]+-tb[\d.]+(?:-(?:off|on))?-s\d+\.json\.d$")
+RUN = re.compile(r"^(\w+)-(\w+)-tg[\d.]+-tb[\d.]+-.*\.json\.d$")
 PAGES = re.compile(r"^pages-tg([\d.]+)-tb([\d.]+)-(\w+)-(off|on)-s(\d+)\.jsonl$")
 # two-sided 97.5 % quantiles of Student's t for small df (df > 30: 1.96 + ...)
 T975 = [0, 12.71, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
