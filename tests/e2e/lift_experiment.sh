@@ -17,7 +17,18 @@
 # Usage: lift_experiment.sh SATGW MH_LIFT OUT.json
 #   LIFT_X_POINTS="TG:TB TG:TB ..." (default "4:1 2:2"), LIFT_X_PAGES (6),
 #   LIFT_X_SENDERS ("linux reno"), LIFT_X_MODES ("off on"), LIFT_X_SEED (1),
-#   LIFT_X_TIMER (fixed | adaptive: the hub's `lift: timer`).
+#   LIFT_X_TIMER (fixed | adaptive: the hub's `lift: timer`),
+#   LIFT_X_SEEDS ("S S ...": one run per seed and mode, each seed its own
+#   channel realisation and page sequence; default LIFT_X_SEED),
+#   LIFT_X_TIMEOUT (the fetcher's receive timeout, 120 s), LIFT_X_TAG (the
+#   namespace / DPDK prefix, "le2x"; a run's names also carry its pid and a
+#   random number, so parallel runs do not collide).
+# A page that hits the receive timeout is recorded as censored (its seconds
+# are the time from its start to the timeout, a lower bound) and ends that
+# run; the run's other pages keep their records. Per-page records are written
+# to OUT.json.d/pages-TAG.jsonl as they complete and each run's record is
+# appended to OUT.json.d/runs.jsonl, so a run killed midway loses only its
+# page in flight.
 # Every run restarts the three boxes, so the emulator's channel (seeded,
 # starting good) is the same realisation in time for each mode and sender.
 # Not a test: it asserts nothing but that pages arrive; it writes numbers.
@@ -32,14 +43,18 @@ PAGES=${LIFT_X_PAGES:-6}
 SENDERS=${LIFT_X_SENDERS:-"linux reno"}
 MODES=${LIFT_X_MODES:-"off on"}
 SEED=${LIFT_X_SEED:-1}
+SEEDS=${LIFT_X_SEEDS:-$SEED}
+FTIMEOUT=${LIFT_X_TIMEOUT:-120}
+TAG=${LIFT_X_TAG:-le2x}
 TIMER=${LIFT_X_TIMER:-fixed}             # the hub's lift timer: fixed (0.98 s) or adaptive
 MARK=0x1e50
 OUT=${3:?usage: lift_experiment.sh SATGW MH_LIFT OUT.json}
 OUT=$(readlink -f "$OUT")
 
 tb_init "${1:-}"
-TB_NS_FH="le2x-fh-$TB_ID" TB_NS_MH="le2x-mh-$TB_ID" TB_NS_HUB="le2x-hub-$TB_ID"
-TB_NS_EMU="le2x-emu-$TB_ID" TB_NS_TERM="le2x-term-$TB_ID" TB_PREFIX="le2x-$TB_ID"
+TB_NS_FH="$TAG-fh-$TB_ID" TB_NS_MH="$TAG-mh-$TB_ID" TB_NS_HUB="$TAG-hub-$TB_ID"
+TB_NS_EMU="$TAG-emu-$TB_ID" TB_NS_TERM="$TAG-term-$TB_ID" TB_PREFIX="$TAG-$TB_ID"
+mkdir -p "$OUT.d"
 MH_LIFT=$(readlink -f "${2:?}")
 tb_topology chain
 "$TB_PY" "$TB_E2E_DIR/satlink.py" keyfile "$TB_DIR/lift.keys" 1001
@@ -60,11 +75,11 @@ for b in hub terminal; do
 	    "$P/lift_$b.yaml" >"$TB_DIR/x_$b.yaml"
 done
 grep -q "^lift: {timer: $TIMER" "$TB_DIR/x_hub.yaml" || tb_fail "hub policy edit (timer $TIMER)"
-emu_policy() { # T_GOOD T_BAD -> file
+emu_policy() { # T_GOOD T_BAD SEED -> file
 	sed -e 's/rate_bps: [0-9]*/rate_bps: 344000/' -e 's/delay_ms: 270/delay_ms: 265/' \
 	    -e "s/good: {mean_s: [0-9.]*}/good: {mean_s: $1}/" \
 	    -e "s/bad: {mean_s: [0-9.]*, p: 1.0}/bad: {mean_s: $2, p: 1.0}/" \
-	    -e "s/seed: [0-9]*/seed: $SEED/" "$P/lift_emulator_ge.yaml" >"$TB_DIR/x_emu.yaml"
+	    -e "s/seed: [0-9]*/seed: $3/" "$P/lift_emulator_ge.yaml" >"$TB_DIR/x_emu.yaml"
 	grep -q "bad: {mean_s: $2, p: 1.0}" "$TB_DIR/x_emu.yaml" || tb_fail "emulator policy edit"
 }
 
@@ -115,10 +130,12 @@ echo "[" >"$OUT.tmp"
 first=1
 for pt in $POINTS; do
 	tg=${pt%%:*} tbad=${pt##*:}
-	emu_policy "$tg" "$tbad"
+	for SEED in $SEEDS; do
+	emu_policy "$tg" "$tbad" "$SEED"
 	for snd in $SENDERS; do
 		for mode in $MODES; do
 			tag="tg${tg}-tb${tbad}-$snd-$mode"
+			[ "$SEED" = "${LIFT_X_SEED:-1}" ] && [ "$SEEDS" = "$SEED" ] || tag="$tag-s$SEED"
 			tb_log "run $tag: $PAGES pages"
 			senders "$snd"
 			tb_box_start emu "$TB_DIR/x_emu.yaml" 1
@@ -136,10 +153,23 @@ for pt in $POINTS; do
 			# ss -ti of the sender every 100 ms (cwnd traces)
 			tb_bg fh "ss-$tag" bash -c "while :; do date +%s.%N; ss -tin dst $TB_IP_MH; sleep 0.1; done"
 			SS=$TB_LAST_PID
-			tb_ns mh "$TB_PY" "$TB_E2E_DIR/lift_pages.py" fetch --host "$TB_IP_FH" --port "$port" \
-				--pages "$PAGES" --seed "$SEED" --out "$TB_DIR/pages-$tag.jsonl" \
-				--iface mh0 >"$TB_DIR/fetch-$tag.log" 2>&1 ||
-				{ cat "$TB_DIR/fetch-$tag.log" >&2; tb_fail "pages $tag failed"; }
+			t0=$(date +%s.%N)
+			if ! tb_ns mh "$TB_PY" "$TB_E2E_DIR/lift_pages.py" fetch --host "$TB_IP_FH" --port "$port" \
+				--pages "$PAGES" --seed "$SEED" --out "$OUT.d/pages-$tag.jsonl" \
+				--timeout "$FTIMEOUT" --iface mh0 >"$TB_DIR/fetch-$tag.log" 2>&1; then
+				# the page in flight: censored at the time from its start to now
+				grep -q "timed out" "$TB_DIR/fetch-$tag.log" ||
+					{ cat "$TB_DIR/fetch-$tag.log" >&2; tb_fail "pages $tag failed"; }
+				"$TB_PY" - "$OUT.d/pages-$tag.jsonl" "$t0" "$(date +%s.%N)" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+t = float(sys.argv[3]) - float(sys.argv[2]) - sum(r["seconds"] for r in recs)
+with open(sys.argv[1], "a") as f:
+    f.write(json.dumps({"page": len(recs), "seconds": round(t, 3), "censored": True,
+                        "bytes": 0, "objects": 0, "uplink_bytes": 0}) + "\n")
+PY
+				tb_log "run $tag: page timed out after ${FTIMEOUT} s idle, recorded censored"
+			fi
 			nst=$(nstat_json fh)
 			kill "$SS" "$SRV" 2>/dev/null || true
 			for ns in fh mh; do
@@ -150,8 +180,10 @@ for pt in $POINTS; do
 			tb_boxes_stop_keep "$tag" hub term emu
 			[ $first = 1 ] || echo "," >>"$OUT.tmp"
 			first=0
-			"$TB_PY" - "$TB_DIR/pages-$tag.jsonl" "$TB_DIR/hub-$tag.json" "$TB_DIR/agent-mh.json" \
-				"$nst" "$tg" "$tbad" "$snd" "$mode" "$TIMER" "$nst0" >>"$OUT.tmp" <<'PY'
+			cp "$TB_DIR/ss-$tag.log" "$OUT.d/" 2>/dev/null || true
+			"$TB_PY" - "$OUT.d/pages-$tag.jsonl" "$TB_DIR/hub-$tag.json" "$TB_DIR/agent-mh.json" \
+				"$nst" "$tg" "$tbad" "$snd" "$mode" "$TIMER" "$nst0" "$SEED" "$OUT.d/runs.jsonl" \
+				>>"$OUT.tmp" <<'PY'
 import json, sys
 pages = [json.loads(l) for l in open(sys.argv[1])]
 n0 = json.loads(sys.argv[10])
@@ -162,8 +194,10 @@ n = len(pages)
 rec = {"t_good_s": float(sys.argv[5]), "t_bad_s": float(sys.argv[6]), "sender": sys.argv[7],
        "lift": sys.argv[8], "timer": sys.argv[9], "pages": n,
        "mean_page_s": round(sum(p["seconds"] for p in pages) / n, 3),
-       "mean_uplink_bytes": round(sum(p["uplink_bytes"] for p in pages) / n),
-       "page_s": [p["seconds"] for p in pages],
+       "mean_uplink_bytes": round(sum(p["uplink_bytes"] for p in pages if not p.get("censored"))
+                                  / max(1, sum(1 for p in pages if not p.get("censored")))),
+       "page_s": [p["seconds"] for p in pages], "seed": int(sys.argv[11]),
+       "censored": [p["page"] for p in pages if p.get("censored")],
        "fh_nstat": nst,
        "hub_lift": {k: L[k] for k in ("acks_rx", "fracks_rx", "acks_held", "freezes",
                                        "freezes_spare", "unfreezes", "expiry_freeze",
@@ -171,18 +205,19 @@ rec = {"t_good_s": float(sys.argv[5]), "t_bad_s": float(sys.argv[6]), "sender": 
                                        "rtt_samples")},
        "mh_pairs": mh.get("mh", {}).get("pairs", 0)}
 print(json.dumps(rec, indent=1))
+with open(sys.argv[12], "a") as f:
+    f.write(json.dumps(rec) + "\n")
 print("%s: mean page %.2f s, uplink %d B/page, fh timeouts %s, hub freezes %d" % (
     "tg%s tb%s %s lift %s timer %s" % tuple(sys.argv[5:10]), rec["mean_page_s"], rec["mean_uplink_bytes"],
     rec["fh_nstat"].get("TcpExtTCPTimeouts"), L["freezes"]), file=sys.stderr)
 PY
 		done
 	done
+	done
 done
 echo "]" >>"$OUT.tmp"
 mv "$OUT.tmp" "$OUT"
 # The per-page records and the sender's ss -tin samples (cwnd traces) survive
 # the work directory, which a passing run deletes.
-mkdir -p "$OUT.d"
-cp "$TB_DIR"/pages-*.jsonl "$TB_DIR"/ss-*.log "$OUT.d"/
 tb_log "wrote $OUT and $OUT.d/ (pages-*.jsonl, ss-*.log)"
 tb_pass
