@@ -195,48 +195,68 @@ def plot(runs, summary, img):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(1, 3, figsize=(14, 4.2))
-    edges = [0.0, 0.9, 0.95, 1.05, 1.1, 10.0]
+    fig, axs = plt.subplots(2, 2, figsize=(12, 8))
+    ax = [axs[0][0], axs[0][1], axs[1][0], axs[1][1]]
     labels = ["<0.90 or >1.10", "0.90-0.95 or 1.05-1.10", "0.95-1.05"]
     keys = list(SEED_TABLE_I)[::-1]
     w = 0.8 / (len(summary) + 1)
-    ax[0].bar([i - 0.4 + w / 2 for i in range(3)],
-              [SEED_TABLE_I[k] / 100.0 for k in keys], w, label="seed (ns-2), 100 runs")
+    xs = [i - 0.4 + w / 2 for i in range(3)]
+    b = ax[0].bar(xs, [SEED_TABLE_I[k] / 100.0 for k in keys], w,
+                  label="seed (ns-2, 1000 s), 100 runs")
+    for r, k in zip(b, keys):
+        ax[0].annotate(str(SEED_TABLE_I[k]), (r.get_x() + w / 2, r.get_height()),
+                       ha="center", va="bottom", fontsize=7)
     for j, gw in enumerate(summary):
         n = summary[gw]["runs"]
-        ax[0].bar([i - 0.4 + w / 2 + (j + 1) * w for i in range(3)],
-                  [summary[gw]["table_I"][k] / n for k in keys], w,
-                  label="%s, %d runs" % (gw, n))
+        b = ax[0].bar([x + (j + 1) * w for x in xs],
+                      [summary[gw]["table_I"][k] / n for k in keys], w,
+                      label="%s, %d runs" % (gw, n))
+        for r, k in zip(b, keys):
+            ax[0].annotate(str(summary[gw]["table_I"][k]), (r.get_x() + w / 2, r.get_height()),
+                           ha="center", va="bottom", fontsize=7)
     ax[0].set_xticks(range(3))
     ax[0].set_xticklabels(labels, fontsize=8)
     ax[0].set_ylabel("fraction of runs")
-    ax[0].set_title("fairness level in Table I's bins", fontsize=10)
+    ax[0].set_title("fairness level in Table I's bins (counts on the bars)", fontsize=10)
     ax[0].legend(fontsize=7)
-    del edges
     mk = {"xcp2q": "o", "legacy1q": "s"}
     for gw in summary:
         rs = [r for r in runs if r["gw"] == gw]
-        ax[1].scatter([r["xcp_flows"] / (r["xcp_flows"] + r["cubic_flows"]) for r in rs],
-                      [r["fairness_level"] for r in rs], marker=mk.get(gw, "x"), label=gw)
-        ax[2].scatter([r["xcp_flows"] + r["cubic_flows"] for r in rs],
+        sh = [r["xcp_flows"] / (r["xcp_flows"] + r["cubic_flows"]) for r in rs]
+        p = ax[1].scatter(sh, [r["fairness_level"] for r in rs], marker=mk.get(gw, "x"),
+                          label="%s: fairness level" % gw)
+        ax[1].scatter(sh, [r["per_flow_ratio"] for r in rs], marker=mk.get(gw, "x"),
+                      facecolors="none", edgecolors=p.get_facecolor(),
+                      label="%s: mean XCP flow / mean CUBIC flow" % gw)
+        lv = sorted(r["fairness_level"] for r in rs)
+        ax[2].hist(lv, bins=[0.80 + 0.01 * i for i in range(41)], alpha=0.6,
+                   label="%s, %d runs" % (gw, len(rs)))
+        ax[3].scatter([r["xcp_flows"] + r["cubic_flows"] for r in rs],
                       [r["utilisation_goodput"] for r in rs], marker=mk.get(gw, "x"),
-                      label="%s goodput" % gw)
-        ax[2].scatter([r["xcp_flows"] + r["cubic_flows"] for r in rs if "utilisation_link" in r],
+                      label="%s: TCP goodput" % gw)
+        ax[3].scatter([r["xcp_flows"] + r["cubic_flows"] for r in rs if "utilisation_link" in r],
                       [r["utilisation_link"] for r in rs if "utilisation_link" in r],
-                      marker="+", label="%s shaper's sent rate" % gw)
-    ax[1].axhspan(0.95, 1.05, color="green", alpha=0.15)
-    ax[1].axhspan(0.9, 1.1, color="green", alpha=0.07)
+                      marker="+", label="%s: the shaper's sent rate" % gw)
+    for a in (ax[1],):
+        a.axhspan(0.95, 1.05, color="green", alpha=0.15)
+        a.axhspan(0.9, 1.1, color="green", alpha=0.07)
     ax[1].set_xlabel("X / (X + Y) (expected share of the CUBIC-XCP flows)")
-    ax[1].set_ylabel("fairness level of CUBIC-XCP")
-    ax[1].set_title("one point per run", fontsize=10)
+    ax[1].set_ylabel("CUBIC-XCP against CUBIC")
+    ax[1].set_title("one point per run (bands: Table I's bins)", fontsize=10)
     ax[1].legend(fontsize=7)
-    ax[2].set_xlabel("X + Y (flows)")
-    ax[2].set_ylabel("/ capacity (9 Mbit/s)")
-    ax[2].set_ylim(0, 1.05)
-    ax[2].set_title("utilisation", fontsize=10)
+    ax[2].axvspan(0.95, 1.05, color="green", alpha=0.15)
+    ax[2].axvspan(0.9, 1.1, color="green", alpha=0.07)
+    ax[2].set_xlabel("fairness level (0.01 bins)")
+    ax[2].set_ylabel("runs")
+    ax[2].set_title("distribution of the fairness level", fontsize=10)
     ax[2].legend(fontsize=7)
+    ax[3].set_xlabel("X + Y (flows)")
+    ax[3].set_ylabel("/ capacity (9 Mbit/s of IP)")
+    ax[3].set_ylim(0, 1.05)
+    ax[3].set_title("utilisation over the window (goodput at most ~0.96)", fontsize=10)
+    ax[3].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(img, dpi=90)
+    fig.savefig(img, dpi=80)
 
 
 def main():
