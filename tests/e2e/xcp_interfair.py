@@ -109,6 +109,13 @@ def analyze_run(out, p, t_from, cap, loadlog):
             run["flows_seen_mean"] = [mean(float(q["q_xcp_flows"]) for q in s),
                                       mean(float(q["q_other_flows"]) for q in s)]
             run["xcp_queue_bytes_mean"] = mean(float(q["q_xcp_queue_bytes"]) for q in s)
+            # What each class sent against its weighted share of C (both backlogged: 1).
+            run["xcp_sent_of_share"] = mean(float(q["q_xcp_sent_bps"]) for q in s) / (
+                run["weight_mean"] * cap)
+            run["other_sent_of_share"] = mean(float(q["q_other_sent_bps"]) for q in s) / (
+                (1 - run["weight_mean"]) * cap) if run["weight_mean"] < 1 else None
+            run["xcp_queue_empty_frac"] = mean(1.0 if float(q["q_xcp_queue_bytes"]) == 0
+                                               else 0.0 for q in s)
             run["other_queue_bytes_mean"] = mean(float(q["q_other_queue_bytes"]) for q in s)
     if loadlog:
         # The run ended when the receiver wrote its result (mtime); it lasted n s.
@@ -177,10 +184,11 @@ def analyze(argv):
             bin_of(r["fairness_level"]), r["per_flow_ratio"], r["jain_all"],
             r["utilisation_goodput"],
             "" if "utilisation_link" not in r else
-            " link %.3f w %.3f/%.3f flows %.1f+%.1f qx %.0f kB" % (
+            " link %.3f w %.3f/%.3f flows %.1f+%.1f qx %.0f kB (empty %.2f) sent/share %.3f %.3f" % (
                 r["utilisation_link"], r["weight_mean"], r["weight_expected"],
                 r["flows_seen_mean"][0], r["flows_seen_mean"][1],
-                r["xcp_queue_bytes_mean"] / 1e3),
+                r["xcp_queue_bytes_mean"] / 1e3, r["xcp_queue_empty_frac"],
+                r["xcp_sent_of_share"], r["other_sent_of_share"] or 0),
             "" if r.get("sampler_gap_max_s") is None else " gap %.1f s" % r["sampler_gap_max_s"],
             "" if "load1_mean" not in r else " load %.1f" % r["load1_mean"]))
     print(json.dumps(summary, indent=1))
