@@ -161,13 +161,27 @@ def analyze(argv):
         for p in sorted(glob.glob(out + "/*-cu-*-recv.json")):
             runs.append(analyze_run(out, p, t_from, cap, loadlog))
     runs.sort(key=lambda r: r["end_epoch"])
+    for r in runs:
+        # Not the drawn scenario: a flow did not connect (connect timed out, 5 s, while
+        # the host stalled) or carried nothing in the window.
+        r["all_flows_ran"] = (r["flows_connected"] == r["xcp_flows"] + r["cubic_flows"] and
+                              min(r["xcp_bps"] + r["cubic_bps"]) > 0)
+        # The host stalled the hub: the shaper sent less than 0.6 C over the window (the
+        # rule of the earlier (c) batches, docs/xcp.md).
+        r["host_stall"] = r.get("utilisation_link", 1.0) < 0.6
     summary = {}
-    for gw in sorted({r["gw"] for r in runs}):
-        rs = [r for r in runs if r["gw"] == gw]
+    sets = {"": lambda r: True, "/all_flows_ran": lambda r: r["all_flows_ran"],
+            "/all_flows_ran,no_stall": lambda r: r["all_flows_ran"] and not r["host_stall"]}
+    for gw, (sn, sf) in [(g, x) for g in sorted({r["gw"] for r in runs}) for x in sets.items()]:
+        rs = [r for r in runs if r["gw"] == gw and sf(r)]
+        if not rs:
+            continue
+        gw = gw + sn
         lv = [r["fairness_level"] for r in rs if r["fairness_level"] is not None]
         ug = [r["utilisation_goodput"] for r in rs]
         ul = [r["utilisation_link"] for r in rs if "utilisation_link" in r]
         summary[gw] = {"runs": len(rs), "table_I": bins(lv), "seed_table_I": SEED_TABLE_I,
+                       "table_I_per_flow_ratio": bins(r["per_flow_ratio"] for r in rs),
                        "level_min": min(lv), "level_max": max(lv),
                        "level_mean": mean(lv),
                        "utilisation_goodput_mean": mean(ug),
@@ -192,11 +206,15 @@ def analyze(argv):
             "" if r.get("sampler_gap_max_s") is None else " gap %.1f s" % r["sampler_gap_max_s"],
             "" if "load1_mean" not in r else " load %.1f" % r["load1_mean"]))
     print(json.dumps(summary, indent=1))
+    for r in runs:
+        if not r["all_flows_ran"] or r["host_stall"]:
+            print("flagged: %s%s%s" % (r["run"], " (not all flows ran)" if not r["all_flows_ran"]
+                                        else "", " (host stall)" if r["host_stall"] else ""))
     if js:
         with open(js, "w") as f:
             json.dump(res, f, indent=1)
     if img and runs:
-        plot(runs, summary, img)
+        plot(runs, {k: v for k, v in summary.items() if k.endswith("no_stall")}, img)
 
 
 def plot(runs, summary, img):
@@ -218,7 +236,7 @@ def plot(runs, summary, img):
         n = summary[gw]["runs"]
         b = ax[0].bar([x + (j + 1) * w for x in xs],
                       [summary[gw]["table_I"][k] / n for k in keys], w,
-                      label="%s, %d runs" % (gw, n))
+                      label="%s, %d runs (flagged runs left out)" % (gw.split("/")[0], n))
         for r, k in zip(b, keys):
             ax[0].annotate(str(summary[gw]["table_I"][k]), (r.get_x() + w / 2, r.get_height()),
                            ha="center", va="bottom", fontsize=7)
@@ -228,8 +246,9 @@ def plot(runs, summary, img):
     ax[0].set_title("fairness level in Table I's bins (counts on the bars)", fontsize=10)
     ax[0].legend(fontsize=7)
     mk = {"xcp2q": "o", "legacy1q": "s"}
-    for gw in summary:
-        rs = [r for r in runs if r["gw"] == gw]
+    for key in summary:
+        gw = key.split("/")[0]
+        rs = [r for r in runs if r["gw"] == gw and r["all_flows_ran"] and not r["host_stall"]]
         sh = [r["xcp_flows"] / (r["xcp_flows"] + r["cubic_flows"]) for r in rs]
         p = ax[1].scatter(sh, [r["fairness_level"] for r in rs], marker=mk.get(gw, "x"),
                           label="%s: fairness level" % gw)
@@ -245,6 +264,12 @@ def plot(runs, summary, img):
         ax[3].scatter([r["xcp_flows"] + r["cubic_flows"] for r in rs if "utilisation_link" in r],
                       [r["utilisation_link"] for r in rs if "utilisation_link" in r],
                       marker="+", label="%s: the shaper's sent rate" % gw)
+    fl = [r for r in runs if not r["all_flows_ran"] or r["host_stall"]]
+    if fl:
+        ax[1].scatter([r["xcp_flows"] / (r["xcp_flows"] + r["cubic_flows"]) for r in fl],
+                      [min(r["fairness_level"], 1.19) for r in fl], marker="x", color="grey",
+                      label="flagged (host stall or flows missing; clipped at 1.19)")
+    ax[1].set_ylim(0.6, 1.2)
     for a in (ax[1],):
         a.axhspan(0.95, 1.05, color="green", alpha=0.15)
         a.axhspan(0.9, 1.1, color="green", alpha=0.07)
