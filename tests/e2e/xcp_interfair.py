@@ -101,6 +101,13 @@ def analyze_run(out, p, t_from, cap, loadlog):
         run["sampler_gap_max_s"] = max((b - a for a, b in zip(ts, ts[1:])), default=None)
         s = [q.get("xcp") or {} for q in ser if t_a <= q["t"] < t_b]
         s = [q for q in s if "q_xcp_sent_bps" in q]
+        if s and not any(float(q.get("separate_queues", 0)) for q in s):
+            # One queue (legacy1q): no per-class rates; the controller's view instead.
+            run["queue_bytes_mean"] = mean(float(q["queue_bytes"]) for q in s)
+            run["xcp_input_of_capacity"] = mean(float(q["input_bps"]) for q in s) / cap
+            last = s[-1]
+            run["legacy_counters_end"] = {k: last[k] for k in last if k.startswith("legacy")}
+            s = []
         if s:
             run["utilisation_link"] = mean(float(q["q_xcp_sent_bps"]) +
                                            float(q["q_other_sent_bps"]) for q in s) / cap
@@ -197,12 +204,14 @@ def analyze(argv):
             r["run"], r["xcp_flows"], r["cubic_flows"], r["fairness_level"],
             bin_of(r["fairness_level"]), r["per_flow_ratio"], r["jain_all"],
             r["utilisation_goodput"],
-            "" if "utilisation_link" not in r else
+            ("" if "queue_bytes_mean" not in r else " 1q: queue %.0f kB, input %.3f C" % (
+                r["queue_bytes_mean"] / 1e3, r["xcp_input_of_capacity"])) +
+            ("" if "utilisation_link" not in r else
             " link %.3f w %.3f/%.3f flows %.1f+%.1f qx %.0f kB (empty %.2f) sent/share %.3f %.3f" % (
                 r["utilisation_link"], r["weight_mean"], r["weight_expected"],
                 r["flows_seen_mean"][0], r["flows_seen_mean"][1],
                 r["xcp_queue_bytes_mean"] / 1e3, r["xcp_queue_empty_frac"],
-                r["xcp_sent_of_share"], r["other_sent_of_share"] or 0),
+                r["xcp_sent_of_share"], r["other_sent_of_share"] or 0)),
             "" if r.get("sampler_gap_max_s") is None else " gap %.1f s" % r["sampler_gap_max_s"],
             "" if "load1_mean" not in r else " load %.1f" % r["load1_mean"]))
     print(json.dumps(summary, indent=1))
