@@ -175,7 +175,8 @@ def analyze(argv):
                               min(r["xcp_bps"] + r["cubic_bps"]) > 0)
         # The host stalled the hub: the shaper sent less than 0.6 C over the window (the
         # rule of the earlier (c) batches, docs/xcp.md).
-        r["host_stall"] = r.get("utilisation_link", 1.0) < 0.6
+        # One queue: the controller's input rate (what joined the queue) instead.
+        r["host_stall"] = r.get("utilisation_link", r.get("xcp_input_of_capacity", 1.0)) < 0.6
     summary = {}
     sets = {"": lambda r: True, "/all_flows_ran": lambda r: r["all_flows_ran"],
             "/all_flows_ran,no_stall": lambda r: r["all_flows_ran"] and not r["host_stall"]}
@@ -221,7 +222,7 @@ def analyze(argv):
                                         else "", " (host stall)" if r["host_stall"] else ""))
     if js:
         with open(js, "w") as f:
-            json.dump(res, f, indent=1)
+            json.dump(res, f, separators=(",", ":"))
     if img and runs:
         plot(runs, {k: v for k, v in summary.items() if k.endswith("no_stall")}, img)
 
