@@ -271,9 +271,11 @@ def plot(runs, summary, img):
         ax[3].scatter([r["xcp_flows"] + r["cubic_flows"] for r in rs],
                       [r["utilisation_goodput"] for r in rs], marker=mk.get(gw, "x"),
                       label="%s: TCP goodput" % gw)
-        ax[3].scatter([r["xcp_flows"] + r["cubic_flows"] for r in rs if "utilisation_link" in r],
-                      [r["utilisation_link"] for r in rs if "utilisation_link" in r],
-                      marker="+", label="%s: the shaper's sent rate" % gw)
+        if any("utilisation_link" in r for r in rs):
+            ax[3].scatter([r["xcp_flows"] + r["cubic_flows"] for r in rs
+                           if "utilisation_link" in r],
+                          [r["utilisation_link"] for r in rs if "utilisation_link" in r],
+                          marker="+", label="%s: the shaper's sent rate" % gw)
     fl = [r for r in runs if not r["all_flows_ran"] or r["host_stall"]]
     if fl:
         ax[1].scatter([r["xcp_flows"] / (r["xcp_flows"] + r["cubic_flows"]) for r in fl],
