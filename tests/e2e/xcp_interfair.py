@@ -208,7 +208,8 @@ def analyze(argv):
             ("" if "queue_bytes_mean" not in r else " 1q: queue %.0f kB, input %.3f C" % (
                 r["queue_bytes_mean"] / 1e3, r["xcp_input_of_capacity"])) +
             ("" if "utilisation_link" not in r else
-            " link %.3f w %.3f/%.3f flows %.1f+%.1f qx %.0f kB (empty %.2f) sent/share %.3f %.3f" % (
+            " link %.3f w %.3f/%.3f flows %.1f+%.1f qx %.0f kB (empty %.2f)"
+            " sent/share %.3f %.3f" % (
                 r["utilisation_link"], r["weight_mean"], r["weight_expected"],
                 r["flows_seen_mean"][0], r["flows_seen_mean"][1],
                 r["xcp_queue_bytes_mean"] / 1e3, r["xcp_queue_empty_frac"],
