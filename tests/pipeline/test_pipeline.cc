@@ -1050,6 +1050,7 @@ TEST(RestartDiff, SplitSectionAndStageAreRestartOnlyRulesAreNot)
 		{ "split: {idle_timeout_ms: 1000}\n", "idle_timeout_ms" },
 		{ "split: {rwnd: ackres}\n", "rwnd" },
 		{ "split: {open_credit: 32768}\n", "open_credit" },
+		{ "split: {leg_retries: 8}\n", "leg_retries" },
 	};
 	for (const auto &k : keys) {
 		EXPECT_EQ(restart_diff(pol("split: {}\n", r1), pol(k.yaml, r1), &why), 1) << k.key;
@@ -1058,6 +1059,9 @@ TEST(RestartDiff, SplitSectionAndStageAreRestartOnlyRulesAreNot)
 	EXPECT_EQ(restart_diff(pol("split: {rwnd: petra}\n", r1),
 			       pol("split: {rwnd: petra, threshold_bytes: 100000}\n", r1), &why), 1);
 	EXPECT_EQ(why, "split.threshold_bytes changed");
+	EXPECT_EQ(restart_diff(pol("split: {rwnd: ackres}\n", r1),
+			       pol("split: {rwnd: ackres, ackres_rto_min_ms: 2000}\n", r1), &why), 1);
+	EXPECT_EQ(why, "split.ackres_rto_min_ms changed");
 }
 
 /* ---- role: emulator ---------------------------------------------------------- */
