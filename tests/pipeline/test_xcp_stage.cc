@@ -1003,11 +1003,12 @@ const size_t TCP_OFF = 14 + 20;               /* the TCP header of an IPv4 frame
 
 /* A plain TCP frame of the flow: from the sender (terrestrial side) or the receiver. */
 Bytes
-seg(bool from_r, uint32_t seq, uint32_t ack, uint8_t flags, size_t payload)
+seg(bool from_r, uint32_t seq, uint32_t ack, uint8_t flags, size_t payload,
+    const char *raddr = R_ADDR)
 {
 	Frame f;
-	f.src = from_r ? R_ADDR : S_ADDR;
-	f.dst = from_r ? S_ADDR : R_ADDR;
+	f.src = from_r ? raddr : S_ADDR;
+	f.dst = from_r ? S_ADDR : raddr;
 	f.sport = from_r ? 80 : 40000;
 	f.dport = from_r ? 40000 : 80;
 	f.seq = seq;
@@ -1256,18 +1257,7 @@ run_two_sites(uint32_t workers, SiteRun site[2], uint64_t ack_no_flow[2])
 					"legacy_max_flows: 64}\n"));
 	const char *raddr[2] = {R_ADDR, "10.20.2.5"};
 	auto mk = [&](int k, bool from_r, uint32_t seq, uint32_t ack, uint8_t flags,
-		      size_t payload) {
-		Frame f;
-		f.src = from_r ? raddr[k] : S_ADDR;
-		f.dst = from_r ? S_ADDR : raddr[k];
-		f.sport = from_r ? 80 : 40000;
-		f.dport = from_r ? 40000 : 80;
-		f.seq = seq;
-		f.ack = ack;
-		f.tcp_flags = flags;
-		f.payload = payload;
-		return sgwtest::build(f);
-	};
+		      size_t payload) { return seg(from_r, seq, ack, flags, payload, raddr[k]); };
 	auto inject_sat = [&](const Bytes &b) {
 		struct rte_mbuf *m = rte_pktmbuf_alloc(h.dp->pool);
 		ASSERT_NE(m, nullptr);
