@@ -1246,7 +1246,12 @@ struct SiteRun {
  * link (the shape of run() above, for two flows at once). With two workers
  * the sites' terminals are on different workers, so each flow's data and the
  * ACKs coming back from the satellite are on its terminal's worker, while the
- * controller aggregates the link across both.
+ * controller aggregates the link across both. The ACKs come 637 ms after the
+ * data (not 600): with an RTT of exactly six 100 ms rounds every control
+ * interval would end in a step that also carries a batch, and this harness
+ * steps worker 0 (which aggregates, after its burst) before worker 1, so
+ * worker 1's batch would always fall into the next interval: a bias of the
+ * sequential harness, not of concurrent workers (docs/xcp.md).
  */
 void
 run_two_sites(uint32_t workers, SiteRun site[2], uint64_t ack_no_flow[2])
@@ -1275,21 +1280,22 @@ run_two_sites(uint32_t workers, SiteRun site[2], uint64_t ack_no_flow[2])
 	h.run_until(0);
 	for (int k = 0; k < 2; k++)
 		h.inject(mk(k, false, S_ISN, 0, 0x02, 0));
-	h.run_until(600 * MS);
+	h.run_until(637 * MS);
 	for (int k = 0; k < 2; k++)
 		inject_sat(mk(k, true, R_ISN, S_ISN + 1, 0x12, 0));
-	h.run_until(601 * MS);
+	h.run_until(638 * MS);
 	for (uint32_t r = 0; r < ROUNDS; r++) {
 		h.run_until(650 * MS + r * 100 * MS);
 		for (uint32_t i = 0; i < PER_ROUND; i++)
 			for (int k = 0; k < 2; k++)
 				h.inject(mk(k, false, S_ISN + 1 + (r * PER_ROUND + i) * 1000,
 					    R_ISN + 1, 0x10, 1000));
+		h.run_until(650 * MS + r * 100 * MS + 37 * MS);  /* RTT 637 ms */
 		if (r >= 6)
 			for (int k = 0; k < 2; k++)
 				inject_sat(mk(k, true, R_ISN + 1,
 					      S_ISN + 1 + (r - 5) * PER_ROUND * 1000, 0x10, 0));
-		h.run_until(650 * MS + r * 100 * MS + 2 * MS);
+		h.run_until(650 * MS + r * 100 * MS + 39 * MS);
 		h.recv_sat();
 		take_terr();
 	}
@@ -1320,11 +1326,11 @@ run_two_sites(uint32_t workers, SiteRun site[2], uint64_t ack_no_flow[2])
 /*
  * Legacy mode on two workers: each flow lives on its terminal's worker (its
  * ACKs from the satellite find it there, none is lost to the other worker's
- * table), the controller sums the link over both, and the windows the senders
- * are given add up to what one worker gives them. Not bit for bit: the two
- * sites' shares on two workers differ from each other by 13% (196071 and
- * 173626 against 182504 each on one worker); docs/xcp.md, "Legacy mode on
- * several workers", says what is known of why.
+ * table), the controller sums the link over both, and the two equal senders
+ * get equal windows that add up to what one worker gives them (measured:
+ * the same 173,808 bytes for both flows on one worker and on two). Checked
+ * within 1%: which packets fall into the interval a boundary step ends
+ * depends on the order the workers run, not on the controller.
  */
 TEST(XcpStage, LegacyTwoWorkersShareTheLink)
 {
@@ -1359,10 +1365,11 @@ TEST(XcpStage, LegacyTwoWorkersShareTheLink)
 		}
 		EXPECT_GT(clamped, 0u) << k;
 	}
-	/* One worker: the two equal senders get equal shares. */
-	EXPECT_EQ(one[0].share, one[1].share);
-	/* Two workers: together what one worker gives (within 5%; 1.3% measured). */
-	EXPECT_NEAR(double(sum2), double(sum1), 0.05 * double(sum1));
+	/* Equal senders, equal shares (1%), on one worker and on two. */
+	EXPECT_NEAR(double(one[0].share), double(one[1].share), 0.01 * double(one[0].share));
+	EXPECT_NEAR(double(two[0].share), double(two[1].share), 0.01 * double(two[0].share));
+	/* Two workers give together what one worker gives (1%). */
+	EXPECT_NEAR(double(sum2), double(sum1), 0.01 * double(sum1));
 	printf("legacy: shares on one worker %u %u, on two %u %u\n", one[0].share, one[1].share,
 	       two[0].share, two[1].share);
 }
