@@ -335,6 +335,20 @@ iter_bare(struct sgw_worker *w, const struct sgw_snapshot *s)
 	return total;
 }
 
+/* After the RX bursts (and in a stopping worker's loops): timers, loop hooks, re-injects. */
+static void
+after_rx(struct sgw_worker *w, const struct sgw_snapshot *s)
+{
+	const struct sgw_dp *dp = w->dp;
+	uint32_t q;
+
+	run_timers(w, s);
+	for (q = 0; q < SGW_STAGE__COUNT; q++)
+		if (dp->stage_on[q] && sgw_stages[q]->loop != NULL)
+			sgw_stages[q]->loop(w, s);
+	sgw_worker_reinject_drain(w, s);
+}
+
 uint32_t
 sgw_worker_iter(struct sgw_worker *w, uint64_t now_tsc)
 {
@@ -391,11 +405,7 @@ sgw_worker_iter(struct sgw_worker *w, uint64_t now_tsc)
 			sgw_worker_process(w, s, m, n, true);
 			sgw_worker_reinject_drain(w, s);
 		}
-		run_timers(w, s);
-		for (q = 0; q < SGW_STAGE__COUNT; q++)
-			if (dp->stage_on[q] && sgw_stages[q]->loop != NULL)
-				sgw_stages[q]->loop(w, s);
-		sgw_worker_reinject_drain(w, s);
+		after_rx(w, s);
 	}
 	/* Sending for others is work too: the drainer must not doze off while they feed it. */
 	total += sgw_worker_drain_txrings(w);
@@ -406,13 +416,19 @@ sgw_worker_iter(struct sgw_worker *w, uint64_t now_tsc)
 	return total;
 }
 
-/* The current time and snapshot for the stop calls (sgw_worker_iter's first lines). */
+/*
+ * The current time and snapshot for the stop calls (sgw_worker_iter's first
+ * lines); NULL when there is nothing to stop (no snapshot yet, or a role
+ * without the stage table: bare forwarding, the emulator).
+ */
 static const struct sgw_snapshot *
 stop_clock(struct sgw_worker *w, uint64_t now_tsc)
 {
 	const struct sgw_snapshot *s = __atomic_load_n(&w->dp->snap, __ATOMIC_ACQUIRE);
 
 	w->now_ns = (uint64_t)((double)(now_tsc - w->ns_base_tsc) * w->ns_per_tsc);
+	if (w->dp->bare_forward || w->dp->emulator)
+		return NULL;
 	return s;
 }
 
@@ -435,7 +451,7 @@ sgw_worker_stop_begin(struct sgw_worker *w, uint64_t now_tsc)
 	const struct sgw_snapshot *s = stop_clock(w, now_tsc);
 	uint32_t q;
 
-	if (s == NULL || dp->bare_forward || dp->emulator)
+	if (s == NULL)
 		return;
 	for (q = 0; q < SGW_STAGE__COUNT; q++)
 		if (dp->stage_on[q] && sgw_stages[q]->stop != NULL)
@@ -453,17 +469,11 @@ sgw_worker_stop_begin(struct sgw_worker *w, uint64_t now_tsc)
 uint32_t
 sgw_worker_stop_iter(struct sgw_worker *w, uint64_t now_tsc)
 {
-	struct sgw_dp *dp = w->dp;
 	const struct sgw_snapshot *s = stop_clock(w, now_tsc);
-	uint32_t q;
 
-	if (s == NULL || dp->bare_forward || dp->emulator)
+	if (s == NULL)
 		return 0;
-	run_timers(w, s);
-	for (q = 0; q < SGW_STAGE__COUNT; q++)
-		if (dp->stage_on[q] && sgw_stages[q]->loop != NULL)
-			sgw_stages[q]->loop(w, s);
-	sgw_worker_reinject_drain(w, s);
+	after_rx(w, s);
 	sgw_worker_drain_txrings(w);
 	sgw_worker_flush(w);
 	return stop_busy(w);
