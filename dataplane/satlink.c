@@ -1678,6 +1678,16 @@ sgw_sl_channel_room(const struct sgw_worker *w, uint32_t sess)
 	return sgw_ring_room(&ss->fqr);
 }
 
+uint32_t
+sgw_sl_channel_cap(const struct sgw_worker *w, uint32_t sess)
+{
+	const struct sgw_sl *sl = SL(w->dp);
+
+	if (sl == NULL || sess >= sl->n_sess || sl->sess[sess].owner != w->idx)
+		return 0;
+	return sl->sess[sess].fqr.cap;
+}
+
 int
 sgw_sl_send_channel(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t sess,
 		    uint16_t channel, struct rte_mbuf *m)

@@ -238,12 +238,34 @@ stall_clear(struct sp_worker *x, struct sp_obj *o)
 	x->sess_wait[o->sess]--;
 }
 
+/*
+ * A few of a session's feed-queue slots are kept from DATA for the messages
+ * that open and end halves (OPEN, OPEN_OK, REFUSED, RST, FIN, credit), which
+ * take any room left. Without them a bulk stream filled the queue, and a new
+ * SYN behind it found no room for its OPEN and was forwarded unsplit
+ * (bypassed_no_room): nothing new was split while a terminal's uplink was
+ * busy (CI's e2e_split_faults). An eighth of the queue, at most 8 slots
+ * (none for a queue of fewer than 8).
+ */
+#define SP_CTRL_RESERVE 8u
+
+static uint32_t
+data_room(const struct sp_worker *x, uint32_t sess)
+{
+	uint32_t room = sgw_sl_channel_room(x->w, sess);
+	uint32_t res = sgw_sl_channel_cap(x->w, sess) / 8;
+
+	if (res > SP_CTRL_RESERVE)
+		res = SP_CTRL_RESERVE;
+	return room > res ? room - res : 0;
+}
+
 static uint32_t
 sat_can_send(void *ctx, const struct sgw_split *sp, uint64_t now)
 {
 	struct sp_worker *x = ctx;
 	struct sp_obj *o = obj_of((struct sgw_split *)(uintptr_t)sp);
-	uint32_t room = sgw_sl_channel_room(x->w, o->sess);
+	uint32_t room = data_room(x, o->sess);
 
 	RTE_SET_USED(now);
 	/*
@@ -1090,7 +1112,7 @@ split_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
 
 		if (!o->stalled || o->sp.state == SGW_SPLIT_S_FREE)
 			continue;  /* a stale entry: dropped */
-		if (sgw_sl_channel_room(w, o->sess) == 0) {
+		if (data_room(x, o->sess) == 0) {
 			x->stall[k++] = x->stall[i];  /* still waiting, in its place */
 			continue;
 		}

@@ -363,13 +363,14 @@ PORT_PLAIN2=$((9100 + (PORT_PLAIN - 9100 + 50) % 100))   # forwarded too (9100-9
 serve vplain "$PORT_PLAIN2" "$TB_DIR/huge.bin"
 OPENED4=$(tel term /satgw/split 'd["opened"]')
 IDLE4=$(($(tel hub /satgw/split 'd["idle_timeout"]') + $(tel term /satgw/split 'd["idle_timeout"]')))
-cl_start vget "$((PORT + 2))" get "$TB_DIR/huge.bin"
-# The upload only once the download is split: an upload fills the terminal's
-# satlink feed queue within milliseconds, and a SYN that then finds no room for
-# its OPEN is forwarded unsplit (bypassed_no_room; the CI run of 5bed12f met
-# it when vput's SYN came first). Not what this phase is about.
-tb_box_wait_tel term 30 /satgw/split "d['opened'] > $OPENED4"
+# The upload first, and the download only once the upload is split: the upload
+# fills the terminal's satlink feed queue within milliseconds, and the
+# download's SYN must still find room for its OPEN (the queue's reserve for
+# control messages; without it, it was forwarded unsplit, bypassed_no_room, as
+# the CI run of 5bed12f met).
 cl_start vput "$((PORT + 2))" put "$TB_DIR/hugeup.bin"
+tb_box_wait_tel term 30 /satgw/split "d['opened'] > $OPENED4"
+cl_start vget "$((PORT + 2))" get "$TB_DIR/huge.bin"
 cl_start pget "$PORT_PLAIN2" get "$TB_DIR/huge.bin"
 # Its own deadline above the kernel's retransmission bound (41 s once, with 4 retries).
 cl_start pput "$PORT_PLAIN2" put "$TB_DIR/hugeup.bin" 150

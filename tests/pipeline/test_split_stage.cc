@@ -1133,6 +1133,49 @@ TEST_F(SplitStage, ConcurrentStreamsShareTheSessionQueue)
 }
 
 /*
+ * A bulk upload keeps its terminal's satlink feed queue as full as DATA may
+ * fill it; a new connection's SYN behind it must still find room for its
+ * OPEN and be split. (DATA took every slot: the SYN was forwarded unsplit,
+ * bypassed_no_room, as CI's e2e_split_faults met.) send_queue 16 keeps 2
+ * slots back from DATA.
+ */
+TEST_F(SplitStage, NewConnectionSplitWhileAnUploadFillsTheQueue)
+{
+	sl_extra = ", send_queue: 16";
+	term_split = "split: {relay_connection_bytes: 1048576, relay_terminal_bytes: 4194304, "
+		     "relay_worker_bytes: 4194304}\n";
+	hub_split = term_split;
+	second_on = true;
+	start();
+	session_up();
+	server.to_send = 1000;
+	ClientConnect(40000, 40000000);  /* an upload that outlasts the test */
+	run_until(now + 3000000000ull);
+	ASSERT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_OPENED), 1u);
+	ASSERT_GT(server.rx.size(), 100000u) << "the upload did not run";
+	/* The upload holds the queue at the reserve: DATA may take no more. */
+	ASSERT_LE(sgw_sl_channel_room(term->workers[0], 0), 2u);
+	server2.to_send = 30000;
+	sgw_tcp_conn_init(&client2.st, &client2.c, 2000000u, 40001, 80);
+	client2.open = true;
+	client2.to_send = 1000;
+	{
+		sgw_tcp_out o;
+		sgw_tcp_out_reset(&o);
+		ASSERT_EQ(sgw_tcp_connect(&client2.st, &client2.c, now, &o), 0);
+		PeerOut(client2, o);
+		PeerPump(client2);
+	}
+	size_t up0 = server.rx.size();
+	run_until(now + 5000000000ull);
+	EXPECT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_OPENED), 2u);
+	EXPECT_EQ(sgw_split_dp_bypass(term.get(), SGW_SPD_BYP_NO_ROOM), 0u);
+	EXPECT_TRUE(Bytewise(client2.rx, 22, 30000)) << "client2 got " << client2.rx.size();
+	EXPECT_GT(server.rx.size() - up0, 1000000u) << "the upload stalled";
+	EXPECT_TRUE(Bytewise(server.rx, 11, server.rx.size()));
+}
+
+/*
  * A client waiting for the next byte of a download sends nothing; when the
  * terminal restarts, the hub gives its half up (RST to the server) and
  * nothing else would ever reach the client. The hub's SYN toward the client
