@@ -320,6 +320,7 @@ put_split(FILE *f, const struct sgw_policy *p)
 	SPLIT_KEY(idle_timeout_ms, "idle_timeout_ms", PRIu32);
 	SPLIT_KEY(open_credit, "open_credit", PRIu32);
 	SPLIT_KEY(leg_retries, "leg_retries", "u");
+	SPLIT_KEY(sat_queue_ms, "sat_queue_ms", PRIu32);
 #undef SPLIT_KEY
 	if (sp->rwnd != ds->rwnd) {
 		fprintf(f, "%s  rwnd: %s\n", any ? "" : "split:\n", sgw_split_rwnd_name(sp->rwnd));

@@ -15,7 +15,7 @@
 enum {
 	SK_RELAY_CONN, SK_RELAY_TERM, SK_RELAY_WORKER, SK_MAX_WORKER, SK_MAX_TERM, SK_IDLE,
 	SK_RWND, SK_THRESHOLD, SK_OPEN_CREDIT,
-	SK_ACKRES_RTO_MIN, SK_LEG_RETRIES,
+	SK_ACKRES_RTO_MIN, SK_LEG_RETRIES, SK_SAT_QUEUE,
 };
 static const struct keyspec split_keys[] = {
 	[SK_RELAY_CONN] = { "relay_connection_bytes", false },
@@ -29,6 +29,7 @@ static const struct keyspec split_keys[] = {
 	[SK_OPEN_CREDIT] = { "open_credit", false },
 	[SK_ACKRES_RTO_MIN] = { "ackres_rto_min_ms", false },
 	[SK_LEG_RETRIES] = { "leg_retries", false },
+	[SK_SAT_QUEUE] = { "sat_queue_ms", false },
 };
 
 /* At the top level every key of the section gets "belongs under 'split:'". */
@@ -38,6 +39,7 @@ const struct keyset split_keyset = { split_keys, NKEYS(split_keys) };
 #define SPLIT_RELAY_MAX (64u << 20)           /* a relay ring's size fits 32 bits */
 #define SPLIT_TOTAL_MAX ((uint64_t)1 << 40)   /* a terabyte: past it is a typo */
 #define SPLIT_CONNS_MAX (1u << 24)
+#define SPLIT_SAT_QUEUE_MAX 10000u          /* 10 s of queue: past it is a typo */
 #define SPLIT_IDLE_MAX 86400000u              /* a day */
 #define SPLIT_RTO_MIN_MAX 60000u              /* lib/sgw_relay.c's RTO ceiling, 60 s */
 #define SPLIT_LEG_RETRIES_MAX 30u             /* Linux's tcp_retries2 is 15 */
@@ -85,8 +87,9 @@ load_rule_split(struct ld *ld, struct sgw_rule *r, const struct ynode *hs_key,
 
 /*
  * ackres_rto_min_ms (ACKRES's assumed RTO floor of the senders: its refresh
- * ACK goes out before the estimate expires) and leg_retries (the legs' RTO
- * expiries of one segment before a leg gives up).
+ * ACK goes out before the estimate expires), leg_retries (the legs' RTO
+ * expiries of one segment before a leg gives up) and sat_queue_ms (the DATA
+ * kept queued in a satlink session, dataplane/split.c data_room).
  */
 static void
 load_split_legs(struct ld *ld, const struct ynode **vals, const struct ynode **keys)
@@ -102,6 +105,7 @@ load_split_legs(struct ld *ld, const struct ynode **vals, const struct ynode **k
 	if (vals[SK_LEG_RETRIES] != NULL &&
 	    get_u32(ld, vals[SK_LEG_RETRIES], "leg_retries", 1, SPLIT_LEG_RETRIES_MAX, &r))
 		sp->leg_retries = (uint8_t)r;
+	get_u32(ld, vals[SK_SAT_QUEUE], "sat_queue_ms", 0, SPLIT_SAT_QUEUE_MAX, &sp->sat_queue_ms);
 }
 
 /* split: optional, roles hub and terminal; needs satlink. */

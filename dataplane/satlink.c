@@ -1688,6 +1688,20 @@ sgw_sl_channel_cap(const struct sgw_worker *w, uint32_t sess)
 	return sl->sess[sess].fqr.cap;
 }
 
+uint32_t
+sgw_sl_channel_msgs_in(const struct sgw_worker *w, uint32_t sess, uint64_t ns,
+		       uint32_t msg_bytes)
+{
+	const struct sgw_sl *sl = SL(w->dp);
+	uint64_t bits;
+
+	if (sl == NULL || sess >= sl->n_sess || sl->sess[sess].owner != w->idx || msg_bytes == 0)
+		return 0;
+	/* ns_per_kbit = 1e15 / rate: bits in ns = ns * 1e6 / ns_per_kbit (ns < 2^44). */
+	bits = RTE_MIN(ns, (uint64_t)1 << 44) * 1000000u / sl->sess[sess].ns_per_kbit;
+	return (uint32_t)RTE_MIN(bits / 8u / msg_bytes, (uint64_t)UINT32_MAX);
+}
+
 int
 sgw_sl_send_channel(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t sess,
 		    uint16_t channel, struct rte_mbuf *m)

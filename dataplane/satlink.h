@@ -235,6 +235,9 @@ int sgw_sl_send_channel(struct sgw_worker *w, const struct sgw_snapshot *s, uint
 uint32_t sgw_sl_channel_room(const struct sgw_worker *w, uint32_t sess);
 /* The session's feed queue size (send_queue; 0: not this worker's session). */
 uint32_t sgw_sl_channel_cap(const struct sgw_worker *w, uint32_t sess);
+/* Messages of msg_bytes the session's pacer sends in ns at its rate (0: not this worker's). */
+uint32_t sgw_sl_channel_msgs_in(const struct sgw_worker *w, uint32_t sess, uint64_t ns,
+				uint32_t msg_bytes);
 /* The session of terminal index term in snapshot s (-1: none). */
 int32_t sgw_sl_sess_of_term(const struct sgw_snapshot *s, int32_t term);
 

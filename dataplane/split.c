@@ -239,25 +239,42 @@ stall_clear(struct sp_worker *x, struct sp_obj *o)
 }
 
 /*
- * A few of a session's feed-queue slots are kept from DATA for the messages
- * that open and end halves (OPEN, OPEN_OK, REFUSED, RST, FIN, credit), which
- * take any room left. Without them a bulk stream filled the queue, and a new
- * SYN behind it found no room for its OPEN and was forwarded unsplit
- * (bypassed_no_room): nothing new was split while a terminal's uplink was
- * busy (CI's e2e_split_faults). An eighth of the queue, at most 8 slots
- * (none for a queue of fewer than 8).
+ * How many DATA messages a session's satlink feed queue takes now.
+ *
+ * A few slots are kept from DATA for the messages that open and end halves
+ * (OPEN, OPEN_OK, REFUSED, RST, FIN, credit), which take any room left.
+ * Without them a bulk stream filled the queue, and a new SYN behind it found
+ * no room for its OPEN and was forwarded unsplit (bypassed_no_room): nothing
+ * new was split while a terminal's uplink was busy (CI's e2e_split_faults).
+ * An eighth of the queue, at most 8 slots (none for a queue of fewer than 8).
+ *
+ * And DATA fills the queue only to sat_queue_ms of the session's rate (at
+ * least SP_DATA_MIN messages): the relay holds the rest. Everything else of
+ * the session (other streams' OPEN and requests, forwarded reliable packets)
+ * waits behind what is queued: a full send_queue of 1024 frames is 0.57 s at
+ * 20 Mbit/s, paid by every light stream next to a bulk one
+ * (docs/experiments.md "A light stream next to a bulk download").
  */
 #define SP_CTRL_RESERVE 8u
+#define SP_DATA_MIN 8u
 
 static uint32_t
 data_room(const struct sp_worker *x, uint32_t sess)
 {
 	uint32_t room = sgw_sl_channel_room(x->w, sess);
-	uint32_t res = sgw_sl_channel_cap(x->w, sess) / 8;
+	uint32_t cap = sgw_sl_channel_cap(x->w, sess);
+	uint32_t res = RTE_MIN(cap / 8, SP_CTRL_RESERVE);
+	uint32_t ms = x->s->pol.split.sat_queue_ms;
+	uint32_t n = room > res ? room - res : 0;
 
-	if (res > SP_CTRL_RESERVE)
-		res = SP_CTRL_RESERVE;
-	return room > res ? room - res : 0;
+	if (ms != 0 && n != 0) {
+		uint32_t lim = RTE_MAX(sgw_sl_channel_msgs_in(x->w, sess, (uint64_t)ms * 1000000u,
+							      x->env.conf.max_msg), SP_DATA_MIN);
+		uint32_t queued = cap - room;
+
+		n = RTE_MIN(n, queued < lim ? lim - queued : 0u);
+	}
+	return n;
 }
 
 static uint32_t

@@ -84,6 +84,7 @@ sgw_policy_init_defaults(struct sgw_policy *p)
 	p->split.open_credit = 65536;
 	p->split.ackres_rto_min_ms = 1000;
 	p->split.leg_retries = 15;
+	p->split.sat_queue_ms = 50;
 }
 
 void

@@ -270,6 +270,9 @@ struct sgw_split_policy {
 				      * 1000 (lib/sgw_relay.c's default) */
 	uint8_t leg_retries;         /* a leg's RTO expiries of one segment before it gives
 				      * up (RST both ways): 15 (lib/sgw_tcp.h data_retries) */
+	uint32_t sat_queue_ms;       /* DATA the split keeps queued in a satlink session, in
+				      * ms of the session's send rate; 0: up to send_queue:
+				      * 50 */
 };
 
 struct sgw_policy {

@@ -1039,6 +1039,9 @@ TEST(RestartDiff, SplitSectionAndStageAreRestartOnlyRulesAreNot)
 	EXPECT_EQ(restart_diff(pol("", r1), pol("split: {}\n", r1), &why), 0) << why;
 	EXPECT_EQ(restart_diff(pol("", r1), pol("split: {relay_connection_bytes: 262144}\n", r1),
 			       &why), 0) << why;
+	/* The stage reads sat_queue_ms per call: a reload takes it. */
+	EXPECT_EQ(restart_diff(pol("split: {}\n", r1), pol("split: {sat_queue_ms: 5}\n", r1), &why),
+		  0) << why;
 	const struct {
 		const char *yaml, *key;
 	} keys[] = {

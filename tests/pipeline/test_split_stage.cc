@@ -1283,6 +1283,82 @@ TEST_F(SplitStage, TerminalStopResetsClientAndServer)
  * the stage's counters (exit report, /satgw/split) while the half lives and
  * after it is freed. The hub (RWND) counts none.
  */
+/*
+ * A new connection opened while a bulk download fills the hub's satlink
+ * session: its OPEN_OK and its response wait behind whatever the split queued
+ * there. sat_queue_ms bounds the DATA queued to that many ms of the session's
+ * rate (the relay keeps the rest); with 0 DATA fills the queue to send_queue
+ * (1024 frames, about 0.57 s at 20 Mbit/s) and the new connection's OPEN_OK
+ * and response wait behind all of it. The download's rate is the same.
+ */
+class SplitQueue : public SplitStage {
+protected:
+	struct Light {
+		double first_byte_s;     /* client2's SYN to its 2000th byte */
+		double bulk_mbps;        /* the download's rate over the 2 s after */
+		uint32_t queued_max;     /* the hub's feed queue, most seen while client2 waited */
+	};
+
+	Light LightBehindBulk(const std::string &sat_queue)
+	{
+		Light r{};
+		sl_extra = "";
+		/* Relays large enough for credit to fill a 1024-frame queue. */
+		hub_split = "split: {relay_connection_bytes: 4194304, relay_terminal_bytes: "
+			    "16777216, relay_worker_bytes: 16777216" + sat_queue + "}\n";
+		term_split = hub_split;
+		second_on = true;
+		start();
+		session_up();
+		server.to_send = 400000000;  /* outlasts the test */
+		ClientConnect(40000, 100);
+		run_until(now + 3000000000ull);
+		EXPECT_GT(client.rx.size(), 3000000u) << "the download did not run";
+		server2.to_send = 2000;
+		sgw_tcp_conn_init(&client2.st, &client2.c, 2000000u, 40001, 80);
+		client2.open = true;
+		client2.to_send = 100;
+		sgw_tcp_out o;
+		sgw_tcp_out_reset(&o);
+		EXPECT_EQ(sgw_tcp_connect(&client2.st, &client2.c, now, &o), 0);
+		PeerOut(client2, o);
+		PeerPump(client2);
+		const uint64_t t0 = now, cap = sgw_sl_channel_cap(hub->workers[0], 0);
+		while (client2.rx.size() < 2000 && now < t0 + 5000000000ull) {
+			run_until(now + 1000000);
+			uint32_t q = uint32_t(cap - sgw_sl_channel_room(hub->workers[0], 0));
+			r.queued_max = std::max(r.queued_max, q);
+		}
+		r.first_byte_s = double(now - t0) / 1e9;
+		size_t b0 = client.rx.size();
+		run_until(now + 2000000000ull);
+		r.bulk_mbps = double(client.rx.size() - b0) * 8 / 2e6;
+		EXPECT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_OPENED), 2u);
+		EXPECT_TRUE(Bytewise(client2.rx, 22, 2000));
+		EXPECT_TRUE(Bytewise(client.rx, 22, client.rx.size()));
+		return r;
+	}
+};
+
+TEST_F(SplitQueue, SatQueueMsKeepsANewStreamOffTheBulkQueue)
+{
+	Light l = LightBehindBulk("");  /* the default, 50 ms */
+	/* 50 ms at 20 Mbit/s in 1400-byte messages: 89. */
+	EXPECT_LE(l.queued_max, 89u + 8u);
+	/* The harness's round trips and twice the 50 ms queue: 0.16 s. */
+	EXPECT_LT(l.first_byte_s, 0.3) << "queued at most " << l.queued_max;
+	EXPECT_GT(l.bulk_mbps, 16.0) << "the bulk download lost its rate";
+}
+
+TEST_F(SplitQueue, SatQueueMsZeroFillsTheSendQueue)
+{
+	Light l = LightBehindBulk(", sat_queue_ms: 0");
+	EXPECT_GE(l.queued_max, 1000u);
+	/* Its OPEN_OK and response behind a full queue (0.57 s at 20 Mbit/s). */
+	EXPECT_GT(l.first_byte_s, 0.6) << "queued at most " << l.queued_max;
+	EXPECT_GT(l.bulk_mbps, 16.0);
+}
+
 class SplitRwc : public SplitStage {
 public:
 	void Upload(const std::string &scheme)

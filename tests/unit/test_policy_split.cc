@@ -309,5 +309,31 @@ TEST(PolicySplit, LegKeysDefaultsBoundsDump)
 	}
 }
 
+/*
+ * sat_queue_ms: the DATA the split keeps queued in a satlink session (50 ms
+ * of its rate by default; 0: up to send_queue). Read, bounded, dumped only
+ * when not the default, and not a restart key (the stage reads it per call).
+ */
+TEST(PolicySplit, SatQueueMsDefaultBoundsDump)
+{
+	Loaded d(std::string(kBase) + "split: {}\n");
+	ASSERT_EQ(d.rc, 0) << d.text();
+	EXPECT_EQ(d.p.split.sat_queue_ms, 50u);
+	EXPECT_EQ(DumpOf(d.p).find("sat_queue_ms"), std::string::npos);
+
+	Loaded z(std::string(kBase) + "split:\n  sat_queue_ms: 0\n");
+	ASSERT_EQ(z.rc, 0) << z.text();
+	EXPECT_EQ(z.p.split.sat_queue_ms, 0u);
+	std::string zd = DumpOf(z.p);
+	EXPECT_NE(zd.find("  sat_queue_ms: 0\n"), std::string::npos) << zd;
+	Loaded again(zd);
+	ASSERT_EQ(again.rc, 0) << again.text() << zd;
+	EXPECT_EQ(again.p.split.sat_queue_ms, 0u);
+
+	Loaded b(std::string(kBase) + "split:\n  sat_queue_ms: 10001\n");
+	EXPECT_EQ(b.rc, -1);
+	EXPECT_EQ(b.text().rfind("t.yaml:13:17: 'sat_queue_ms' 10001 is out of range 0..10000", 0),
+		  0u) << b.text();
+}
 
 }  // namespace
