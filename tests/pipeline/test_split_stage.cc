@@ -387,6 +387,19 @@ protected:
 		PeerPump(client);
 	}
 
+	/* The second connection (client port 40001, second_on) opens. */
+	void Client2Connect(uint64_t to_send)
+	{
+		sgw_tcp_conn_init(&client2.st, &client2.c, 2000000u, 40001, 80);
+		client2.open = true;
+		client2.to_send = to_send;
+		sgw_tcp_out o;
+		sgw_tcp_out_reset(&o);
+		ASSERT_EQ(sgw_tcp_connect(&client2.st, &client2.c, now, &o), 0);
+		PeerOut(client2, o);
+		PeerPump(client2);
+	}
+
 	/* A segment (IP packet) to a peer: parse, check addresses, input. */
 	void Deliver(Peer &p, const Bytes &ip)
 	{
@@ -1110,16 +1123,7 @@ TEST_F(SplitStage, ConcurrentStreamsShareTheSessionQueue)
 	server.to_send = big;
 	server2.to_send = big;
 	ClientConnect(40000, 1000);
-	sgw_tcp_conn_init(&client2.st, &client2.c, 2000000u, 40001, 80);
-	client2.open = true;
-	client2.to_send = 1000;
-	{
-		sgw_tcp_out o;
-		sgw_tcp_out_reset(&o);
-		ASSERT_EQ(sgw_tcp_connect(&client2.st, &client2.c, now, &o), 0);
-		PeerOut(client2, o);
-		PeerPump(client2);
-	}
+	Client2Connect(1000);
 	run_until(now + 3000000000ull);
 	size_t a0 = client.rx.size(), b0 = client2.rx.size();
 	run_until(now + 6000000000ull);
@@ -1156,16 +1160,7 @@ TEST_F(SplitStage, NewConnectionSplitWhileAnUploadFillsTheQueue)
 	/* The upload holds the queue at the reserve: DATA may take no more. */
 	ASSERT_LE(sgw_sl_channel_room(term->workers[0], 0), 2u);
 	server2.to_send = 30000;
-	sgw_tcp_conn_init(&client2.st, &client2.c, 2000000u, 40001, 80);
-	client2.open = true;
-	client2.to_send = 1000;
-	{
-		sgw_tcp_out o;
-		sgw_tcp_out_reset(&o);
-		ASSERT_EQ(sgw_tcp_connect(&client2.st, &client2.c, now, &o), 0);
-		PeerOut(client2, o);
-		PeerPump(client2);
-	}
+	Client2Connect(1000);
 	size_t up0 = server.rx.size();
 	run_until(now + 5000000000ull);
 	EXPECT_EQ(sgw_split_dp_ctr(term.get(), SGW_SPD_OPENED), 2u);
@@ -1315,14 +1310,7 @@ protected:
 		run_until(now + 3000000000ull);
 		EXPECT_GT(client.rx.size(), 3000000u) << "the download did not run";
 		server2.to_send = 2000;
-		sgw_tcp_conn_init(&client2.st, &client2.c, 2000000u, 40001, 80);
-		client2.open = true;
-		client2.to_send = 100;
-		sgw_tcp_out o;
-		sgw_tcp_out_reset(&o);
-		EXPECT_EQ(sgw_tcp_connect(&client2.st, &client2.c, now, &o), 0);
-		PeerOut(client2, o);
-		PeerPump(client2);
+		Client2Connect(100);
 		const uint64_t t0 = now, cap = sgw_sl_channel_cap(hub->workers[0], 0);
 		while (client2.rx.size() < 2000 && now < t0 + 5000000000ull) {
 			run_until(now + 1000000);
