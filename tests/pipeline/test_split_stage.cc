@@ -362,42 +362,34 @@ protected:
 		}
 	}
 
+	/* Peer p opens (sport -> dport) and has to_send bytes to send. */
+	void PeerConnect(Peer &p, uint32_t isn, uint16_t sport, uint16_t dport, uint64_t to_send)
+	{
+		sgw_tcp_conn_init(&p.st, &p.c, isn, sport, dport);
+		p.open = true;
+		p.to_send = to_send;
+		sgw_tcp_out o;
+		sgw_tcp_out_reset(&o);
+		ASSERT_EQ(sgw_tcp_connect(&p.st, &p.c, now, &o), 0);
+		PeerOut(p, o);
+		PeerPump(p);
+	}
+
 	/* The server opens toward the LAN host (a hub-side opener). */
 	void ServerConnect(uint16_t sport, uint16_t dport, uint64_t to_send)
 	{
-		sgw_tcp_conn_init(&server.st, &server.c, 3000000u + sport, sport, dport);
-		server.open = true;
-		server.to_send = to_send;
-		sgw_tcp_out o;
-		sgw_tcp_out_reset(&o);
-		ASSERT_EQ(sgw_tcp_connect(&server.st, &server.c, now, &o), 0);
-		PeerOut(server, o);
-		PeerPump(server);
+		PeerConnect(server, 3000000u + sport, sport, dport, to_send);
 	}
 
 	void ClientConnect(uint16_t sport, uint64_t to_send, uint32_t isn_off = 0)
 	{
-		sgw_tcp_conn_init(&client.st, &client.c, 1000000u + sport + isn_off, sport, 80);
-		client.open = true;
-		client.to_send = to_send;
-		sgw_tcp_out o;
-		sgw_tcp_out_reset(&o);
-		ASSERT_EQ(sgw_tcp_connect(&client.st, &client.c, now, &o), 0);
-		PeerOut(client, o);
-		PeerPump(client);
+		PeerConnect(client, 1000000u + sport + isn_off, sport, 80, to_send);
 	}
 
 	/* The second connection (client port 40001, second_on) opens. */
 	void Client2Connect(uint64_t to_send)
 	{
-		sgw_tcp_conn_init(&client2.st, &client2.c, 2000000u, 40001, 80);
-		client2.open = true;
-		client2.to_send = to_send;
-		sgw_tcp_out o;
-		sgw_tcp_out_reset(&o);
-		ASSERT_EQ(sgw_tcp_connect(&client2.st, &client2.c, now, &o), 0);
-		PeerOut(client2, o);
-		PeerPump(client2);
+		PeerConnect(client2, 2000000u, 40001, 80, to_send);
 	}
 
 	/* A segment (IP packet) to a peer: parse, check addresses, input. */
