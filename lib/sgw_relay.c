@@ -24,9 +24,16 @@ sgw_relay_init(struct sgw_relay *r, void *mem, uint32_t ring_size, uint32_t limi
 		return -EINVAL;
 	memset(r, 0, sizeof(*r));
 	r->mem = mem;
-	r->mask = ring_size - 1;
+	r->shift = (uint8_t)__builtin_ctz(ring_size);
 	r->limit = limit;
 	return 0;
+}
+
+static inline void
+bad_call(struct sgw_relay *r)
+{
+	if (r->bad_calls < UINT16_MAX)
+		r->bad_calls++;
 }
 
 static inline void
@@ -49,15 +56,14 @@ sgw_relay_write(struct sgw_relay *r, const void *src, uint32_t len)
 	}
 	if (len == 0)
 		return 0;
-	pos = r->tail & r->mask;
-	first = r->mask + 1 - pos;
+	pos = r->tail & sgw_relay_mask(r);
+	first = sgw_relay_mask(r) + 1 - pos;
 	if (first > len)
 		first = len;
 	memcpy(r->mem + pos, src, first);
 	if (len > first)
 		memcpy(r->mem, (const uint8_t *)src + first, len - first);
 	r->tail += len;
-	r->in_bytes += len;
 	note_occ(r);
 	return 0;
 }
@@ -65,9 +71,9 @@ sgw_relay_write(struct sgw_relay *r, const void *src, uint32_t len)
 uint32_t
 sgw_relay_write_span(struct sgw_relay *r, uint8_t **p)
 {
-	uint32_t pos = r->tail & r->mask;
+	uint32_t pos = r->tail & sgw_relay_mask(r);
 	uint32_t room = sgw_relay_free(r);
-	uint32_t run = r->mask + 1 - pos;
+	uint32_t run = sgw_relay_mask(r) + 1 - pos;
 
 	*p = r->mem + pos;
 	return run < room ? run : room;
@@ -77,11 +83,10 @@ int
 sgw_relay_commit(struct sgw_relay *r, uint32_t n)
 {
 	if (n > sgw_relay_free(r)) {
-		r->bad_calls++;
+		bad_call(r);
 		return -ENOSPC;
 	}
 	r->tail += n;
-	r->in_bytes += n;
 	note_occ(r);
 	return 0;
 }
@@ -96,8 +101,8 @@ sgw_relay_peek(const struct sgw_relay *r, uint32_t off, const uint8_t **p)
 		*p = NULL;
 		return 0;
 	}
-	pos = (r->head + off) & r->mask;
-	run = r->mask + 1 - pos;
+	pos = (r->head + off) & sgw_relay_mask(r);
+	run = sgw_relay_mask(r) + 1 - pos;
 	*p = r->mem + pos;
 	return run < used - off ? run : used - off;
 }
@@ -128,11 +133,10 @@ sgw_relay_consume(struct sgw_relay *r, uint32_t n)
 	uint32_t used = r->tail - r->head;
 
 	if (n > used) {
-		r->bad_calls++;
+		bad_call(r);
 		n = used;
 	}
 	r->head += n;
-	r->out_bytes += n;
 	return n;
 }
 

@@ -39,23 +39,38 @@ extern "C" {
 #define SGW_RELAY_MAX_RING (1u << 30)
 
 /*
- * head and tail are free-running byte counters (mod 2^32); the ring holds
- * [head, tail), tail - head <= limit <= ring size <= 2^30, so the difference
- * is always exact. limit is the buffer size B_size: any byte count up to the
- * ring size (82 segments of 1000 bytes sit in a 128 KB ring).
+ * head and tail are free-running byte counters (mod 2^32), both 0 at init:
+ * they are also the stream offsets of the next byte to consume and to write
+ * (a split half uses them so). The ring holds [head, tail), tail - head <=
+ * limit <= ring size <= 2^30, so the difference is always exact. limit is
+ * the buffer size B_size: any byte count up to the ring size (82 segments of
+ * 1000 bytes sit in a 128 KB ring).
  */
 struct sgw_relay {
-	uint8_t *mem;           /* ring of mask + 1 bytes, the caller's */
-	uint32_t mask;
+	uint8_t *mem;           /* ring of 1 << shift bytes, the caller's */
 	uint32_t limit;         /* bytes the buffer may hold (B_size) */
-	uint32_t head;          /* first byte not consumed */
-	uint32_t tail;          /* one past the last byte written */
+	uint32_t head;          /* first byte not consumed: bytes consumed since init, mod 2^32 */
+	uint32_t tail;          /* one past the last byte written: bytes written, mod 2^32 */
 	uint32_t occ_max;       /* highest occupancy seen */
 	uint32_t overflows;     /* writes refused: did not fit */
-	uint32_t bad_calls;     /* commit/consume of more than possible (clamped/refused) */
-	uint64_t in_bytes;      /* written */
-	uint64_t out_bytes;     /* consumed */
+	uint16_t bad_calls;     /* commit/consume of more than possible (clamped/refused);
+				 * saturates at UINT16_MAX: it counts caller bugs */
+	uint8_t shift;          /* log2 of the ring size */
+	uint8_t pad;
 };
+
+/* 32 bytes: a split half holds two (docs/tcp-split.md, "State per idle connection"). */
+#if defined(__cplusplus)
+static_assert(sizeof(struct sgw_relay) == 32, "sgw_relay grew");
+#else
+_Static_assert(sizeof(struct sgw_relay) == 32, "sgw_relay grew");
+#endif
+
+static inline uint32_t
+sgw_relay_mask(const struct sgw_relay *r)
+{
+	return (1u << r->shift) - 1u;
+}
 
 /*
  * mem: ring_size bytes, ring_size a power of two in [64, 2^30]; limit in

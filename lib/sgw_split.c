@@ -9,8 +9,8 @@
  * bounded by the far credit and the channel's room, then FIN), keep the
  * anti-freeze / rwc and idle timers, and decide whether the half is over.
  * Offsets on the stream are the relays' free-running byte counters
- * (rx.out_bytes: next byte to send; tx.in_bytes: next byte expected), taken
- * mod 2^32 on the wire.
+ * (rx.head: next byte to send; tx.tail: next byte expected), mod 2^32 as
+ * on the wire.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -429,8 +429,8 @@ op_rx_data(void *ctx, struct sgw_tcp_conn *c, uint32_t off, const uint8_t *p, ui
 		len = fr - off;
 	}
 	/* out-of-order bytes land at their offset beyond the tail (not yet committed) */
-	pos = (r->tail + off) & r->mask;
-	first = r->mask + 1 - pos;
+	pos = (r->tail + off) & sgw_relay_mask(r);
+	first = sgw_relay_mask(r) + 1 - pos;
 	if (first > len)
 		first = len;
 	memcpy(r->mem + pos, p, first);
@@ -443,7 +443,7 @@ op_rx_advance(void *ctx, struct sgw_tcp_conn *c, uint32_t n)
 {
 	struct sgw_split_env *env = ctx;
 	struct sgw_split *sp = split_of(c);
-	uint32_t seq = c->irs + 1 + (uint32_t)sp->rx.in_bytes;
+	uint32_t seq = c->irs + 1 + sp->rx.tail;
 
 	if (sgw_relay_commit(&sp->rx, n) != 0) {
 		env->ctr[SGW_SPLIT_C_RELAY_CLIPPED] += n;
@@ -554,13 +554,13 @@ send_ctrl(struct sgw_split_env *env, struct sgw_split *sp, uint8_t bit)
 		build_open(sp, &m);
 		break;
 	case P_OPEN_OK:
-		sp->adv_edge = (uint32_t)(sp->tx.out_bytes + sp->tx.limit);
+		sp->adv_edge = (uint32_t)(sp->tx.head + sp->tx.limit);
 		build_open_ok(sp, &m);
 		break;
 	case P_CREDIT:
 		memset(&m, 0, sizeof(m));
 		m.type = SGW_STREAM_CREDIT;
-		m.off = (uint32_t)(sp->tx.out_bytes + sp->tx.limit);
+		m.off = (uint32_t)(sp->tx.head + sp->tx.limit);
 		break;
 	case P_RST:
 		memset(&m, 0, sizeof(m));
@@ -600,7 +600,7 @@ send_ctrl(struct sgw_split_env *env, struct sgw_split *sp, uint8_t bit)
 static void
 maybe_credit(struct sgw_split *sp)
 {
-	uint32_t edge = (uint32_t)(sp->tx.out_bytes + sp->tx.limit);
+	uint32_t edge = (uint32_t)(sp->tx.head + sp->tx.limit);
 	uint32_t step = sp->tx.limit / 4 ? sp->tx.limit / 4 : 1;
 
 	if (sp->state != SGW_SPLIT_S_OPEN || (sp->flags & (F_RST | F_FIN_RCVD)))
@@ -624,7 +624,7 @@ send_data(struct sgw_split_env *env, struct sgw_split *sp, unsigned int *budget)
 		used = sgw_relay_used(&sp->rx);
 		if (used == 0)
 			break;
-		off = (uint32_t)sp->rx.out_bytes;
+		off = sp->rx.head;
 		cr = sgw_seq_diff(sp->snd_edge, off);
 		if (cr <= 0) {
 			env->ctr[SGW_SPLIT_C_CREDIT_STALL]++;
@@ -717,14 +717,14 @@ flush(struct sgw_split_env *env, struct sgw_split *sp, struct sgw_split_out *out
 	 */
 	if (budget == 0 && !(sp->flags & F_FIN_SENT) &&
 	    ((sgw_relay_used(&sp->rx) > 0 &&
-	      sgw_seq_diff(sp->snd_edge, (uint32_t)sp->rx.out_bytes) > 0) ||
+	      sgw_seq_diff(sp->snd_edge, sp->rx.head) > 0) ||
 	     (sp->flags & F_LOCAL_FIN)))
 		out->events |= SGW_SPLIT_EV_MORE;
 	if ((sp->flags & (F_LOCAL_FIN | F_FIN_SENT)) == F_LOCAL_FIN &&
 	    sgw_relay_used(&sp->rx) == 0 && sp->state == SGW_SPLIT_S_OPEN && budget > 0) {
 		memset(&m, 0, sizeof(m));
 		m.type = SGW_STREAM_FIN;
-		m.off = (uint32_t)sp->rx.out_bytes;
+		m.off = sp->rx.head;
 		if (sat_send(env, sp, buf, sgw_stream_encode(buf, sizeof(buf), &m)) == 0) {
 			sp->flags |= F_FIN_SENT;
 			env->ctr[SGW_SPLIT_C_FIN_OUT]++;
@@ -1099,7 +1099,7 @@ on_data(struct sgw_split_env *env, struct sgw_split *sp, const struct sgw_stream
 {
 	struct sgw_tcp_out to;
 
-	if (!may_receive(sp) || m->off != (uint32_t)sp->tx.in_bytes ||
+	if (!may_receive(sp) || m->off != sp->tx.tail ||
 	    m->len > sgw_relay_free(&sp->tx)) {
 		/* out of order, or beyond the credit we granted: never place it */
 		proto_err(env, sp, out);
@@ -1181,7 +1181,7 @@ sgw_split_stream_input(struct sgw_split_env *env, struct sgw_split *sp, uint64_t
 		on_data(env, sp, &m, out);
 		break;
 	case SGW_STREAM_FIN:
-		if (!may_receive(sp) || m.off != (uint32_t)sp->tx.in_bytes) {
+		if (!may_receive(sp) || m.off != sp->tx.tail) {
 			proto_err(env, sp, out);
 			break;
 		}
@@ -1201,7 +1201,7 @@ sgw_split_stream_input(struct sgw_split_env *env, struct sgw_split *sp, uint64_t
 		d = sgw_seq_diff(m.off, sp->snd_edge);
 		if (d <= 0)
 			break; /* an old edge: never move it back */
-		if ((uint32_t)(m.off - (uint32_t)sp->rx.out_bytes) > SGW_RELAY_MAX_RING) {
+		if ((uint32_t)(m.off - sp->rx.head) > SGW_RELAY_MAX_RING) {
 			proto_err(env, sp, out); /* beyond any relay the peer can have */
 			break;
 		}

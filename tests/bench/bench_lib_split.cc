@@ -148,7 +148,7 @@ LanToSat(benchmark::State &state)
 			sgw_stream_msg m;
 			memset(&m, 0, sizeof(m));
 			m.type = SGW_STREAM_CREDIT;
-			m.off = (uint32_t)(t.sp->rx.out_bytes + (1u << 20));
+			m.off = t.sp->rx.head + (1u << 20);
 			sgw_stream_encode(credit, sizeof(credit), &m);
 			t.StreamIn(credit, sizeof(credit));
 		}

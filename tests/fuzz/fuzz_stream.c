@@ -424,7 +424,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				/* CREDIT / OPEN_OK the half takes: the edge it may send to */
 				if (n == SGW_STREAM_CREDIT_LEN && copy[0] == SGW_STREAM_CREDIT &&
 				    (int32_t)(rd32(copy + 1) - H.far_edge) > 0 &&
-				    rd32(copy + 1) - (uint32_t)H.sp.rx.out_bytes <= (1u << 30))
+				    rd32(copy + 1) - H.sp.rx.head <= (1u << 30))
 					H.far_edge = rd32(copy + 1);
 				if (sgw_stream_decode(copy, n, &m, NULL) == SGW_STREAM_E_OK &&
 				    m.type == SGW_STREAM_OPEN_OK &&
@@ -434,7 +434,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					H.far_edge = m.off;
 				sgw_split_stream_input(&H.env, &H.sp, H.now, copy, n, &o);
 				out_apply(&o);
-				H.in_off = H.sp.tx.in_bytes;
+				H.in_off = H.sp.tx.tail;
 			} else {
 				codec_check(copy, n);
 			}

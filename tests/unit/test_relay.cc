@@ -106,7 +106,8 @@ TEST(RelayFifo, RefusalIsWholeAndCounted)
 	EXPECT_EQ(sgw_relay_write(&r, src.data(), 1), -ENOSPC);
 	EXPECT_EQ(r.overflows, 2u);
 	EXPECT_EQ(sgw_relay_write(&r, src.data(), 0), 0);  // empty write fits
-	EXPECT_EQ(r.in_bytes, 100u);
+	EXPECT_EQ(r.tail, 100u);  // tail counts the bytes written since init: the stream offset
+	EXPECT_EQ(r.head, 0u);
 }
 
 TEST(RelayFifo, WriteSpanCommitAndBadCalls)
@@ -131,6 +132,11 @@ TEST(RelayFifo, WriteSpanCommitAndBadCalls)
 	EXPECT_EQ(sgw_relay_consume(&r, 100), 24u);  // clamped to what is held
 	EXPECT_EQ(r.bad_calls, 2u);
 	EXPECT_EQ(sgw_relay_used(&r), 0u);
+	// bad_calls is 16 bits (the relay is 32 bytes): it saturates, it does not wrap.
+	for (int i = 0; i < 70000; i++)
+		sgw_relay_consume(&r, 1);
+	EXPECT_EQ(r.bad_calls, UINT16_MAX);
+	EXPECT_EQ(r.head, r.tail);
 }
 
 // The FIFO against a reference deque: random writes (some too big), span

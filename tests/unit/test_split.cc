@@ -1445,7 +1445,8 @@ TEST(SplitSize, BytesPerIdleConnection)
 	EXPECT_EQ(sizeof(sgw_tcp_conn), 256u);
 	EXPECT_EQ(sizeof(sgw_tcp_sb), 64u);
 	EXPECT_EQ(alignof(sgw_split), 64u);
-	EXPECT_LE(sizeof(sgw_split), 512u);
+	// 7 cache lines: with its scoreboard share (16) and its running timer (24) 488
+	EXPECT_LE(sizeof(sgw_split), 448u);
 }
 
 }  // namespace
