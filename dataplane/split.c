@@ -15,6 +15,7 @@
  * satlink (satlink_channel_msgs_delivered) before the split reads it. The
  * halves hold bytes in their relays, never mbufs: held is 0.
  */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdalign.h>
 #include <stddef.h>
@@ -43,15 +44,23 @@
 
 #define NONE32 UINT32_MAX
 
-/* What the stage keeps beside each half. */
+/*
+ * What the stage keeps beside each half: x->objs[i] for pool slot i. The
+ * half itself (struct sgw_split, 448 bytes, seven cache lines) is the pool
+ * slot; these 16 bytes live in their own array so that the slot is not
+ * rounded up to 512 (docs/tcp-split.md "Scale"). half_of() and obj_of()
+ * go between the two by index.
+ */
 struct sp_obj {
-	struct sgw_split sp;            /* first: the lib's half (64-byte aligned) */
-	uint32_t fpos;                  /* its flow table position, NONE32: none */
+	uint32_t fpos;                  /* the half's flow table position, NONE32: none */
 	uint32_t sess;                  /* satlink session */
 	uint8_t out_pidx;               /* where its TCP leg's segments leave */
 	uint8_t stalled;                /* in the worker's stalled list */
 	uint8_t dst_mac[RTE_ETHER_ADDR_LEN];
 };
+static_assert(sizeof(struct sp_obj) == 16, "sp_obj grew");
+/* sgw_pool rounds an object of a cache line or more up to whole lines. */
+static_assert(sizeof(struct sgw_split) % 64 == 0, "the pool stride would not be the half size");
 
 /* IPv6's fixed header is 20 bytes longer than IPv4's: the leg's MSS is that much smaller. */
 #define SP_IPV6_EXTRA 20u
@@ -67,8 +76,9 @@ struct sp_worker {
 	const struct sgw_snapshot *s;   /* the snapshot of the current call */
 	struct sgw_tcp_stack st;
 	struct sgw_split_env env;
-	struct sgw_pool pool;
+	struct sgw_pool pool;           /* the halves (struct sgw_split) */
 	void *pool_mem;
+	struct sp_obj *objs;            /* slot i: what the stage keeps beside half i */
 	uint8_t *relay_mem;             /* slot i: rx ring, then tx ring (mmap, see split_init) */
 	size_t relay_len;
 	struct sgw_tcp_sb *boards;      /* the TCP legs' SACK scoreboards (lib/sgw_tcp.h) */
@@ -136,16 +146,26 @@ static const char *const sp_byp_names[SGW_SPD_BYP__COUNT] = {
 #define SPD(dp) ((struct sp_dp *)(dp)->sdata[SGW_STAGE_SPLIT])
 #define SPW(w) ((struct sp_worker *)(w)->sctx[SGW_STAGE_SPLIT])
 
-static inline struct sp_obj *
-obj_of(struct sgw_split *sp)
+/*
+ * The pool's stride is sizeof(struct sgw_split) (asserted above): a
+ * half's index is a pointer difference, a division by a constant.
+ */
+static inline struct sgw_split *
+half_of(const struct sp_worker *x, const struct sp_obj *o)
 {
-	return (struct sp_obj *)(void *)sp;
+	return (struct sgw_split *)(void *)x->pool.base + (o - x->objs);
+}
+
+static inline struct sp_obj *
+obj_of(const struct sp_worker *x, const struct sgw_split *sp)
+{
+	return &x->objs[sp - (const struct sgw_split *)(const void *)x->pool.base];
 }
 
 static inline uint32_t
 idx_of(const struct sp_worker *x, const struct sp_obj *o)
 {
-	return (uint32_t)(((const uint8_t *)o - x->pool.base) / x->pool.stride);
+	return (uint32_t)(o - x->objs);
 }
 
 /* ---------------------------------------------------------- channel map */
@@ -281,7 +301,7 @@ static uint32_t
 sat_can_send(void *ctx, const struct sgw_split *sp, uint64_t now)
 {
 	struct sp_worker *x = ctx;
-	struct sp_obj *o = obj_of((struct sgw_split *)(uintptr_t)sp);
+	struct sp_obj *o = obj_of(x, sp);
 	uint32_t room = data_room(x, o->sess);
 
 	RTE_SET_USED(now);
@@ -306,7 +326,7 @@ sat_send(void *ctx, struct sgw_split *sp, uint16_t channel, const struct sgw_spl
 	 unsigned int n)
 {
 	struct sp_worker *x = ctx;
-	uint32_t sess = sp != NULL ? obj_of(sp)->sess : x->refuse_sess;
+	uint32_t sess = sp != NULL ? obj_of(x, sp)->sess : x->refuse_sess;
 	struct rte_mbuf *m;
 	uint32_t len = 0, i;
 	uint8_t *p;
@@ -320,7 +340,7 @@ sat_send(void *ctx, struct sgw_split *sp, uint16_t channel, const struct sgw_spl
 		x->ctr[SGW_SPD_NO_MBUF]++;
 		rte_pktmbuf_free(m);
 		if (sp != NULL)
-			stall_mark(x, obj_of(sp));
+			stall_mark(x, obj_of(x, sp));
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
@@ -330,7 +350,7 @@ sat_send(void *ctx, struct sgw_split *sp, uint16_t channel, const struct sgw_spl
 	if (sgw_sl_send_channel(x->w, x->s, sess, channel, m) != 0) {
 		rte_pktmbuf_free(m);
 		if (sp != NULL)
-			stall_mark(x, obj_of(sp));
+			stall_mark(x, obj_of(x, sp));
 		return -1;
 	}
 	x->orig[SP_ORIG_MSGS]++;
@@ -422,7 +442,7 @@ io_tcp_tx(void *ctx, struct sgw_split *sp, const uint8_t *hdr, uint32_t hlen,
 	  const struct sgw_split_iov *data, unsigned int n)
 {
 	struct sp_worker *x = ctx;
-	struct sp_obj *o = obj_of(sp);
+	struct sp_obj *o = obj_of(x, sp);
 	const bool opener = sp->role == SGW_SPLIT_OPENER;
 
 	/* No mbuf: the leg's retransmission timer sends it again. */
@@ -468,7 +488,7 @@ rwc_stat(const struct sgw_rwc *c, unsigned int k)
 static void
 rwc_fold(struct sp_worker *x, const struct sp_obj *o)
 {
-	const struct sgw_rwc *c = sgw_split_rwc(&o->sp);
+	const struct sgw_rwc *c = sgw_split_rwc(half_of(x, o));
 	unsigned int k;
 
 	RTE_BUILD_BUG_ON(SP_RWC_N != RTE_DIM(x->rwc_done));
@@ -483,19 +503,20 @@ half_free(struct sp_worker *x, struct sp_obj *o)
 {
 	struct sgw_worker *w = x->w;
 	struct sgw_flow_table *ft = w->flows;
+	struct sgw_split *sp = half_of(x, o);
 	uint32_t idx = idx_of(x, o), id;
 
 	rwc_fold(x, o);
 
 	for (id = 0; id < SGW_TCP_T__COUNT; id++)
-		sgw_tev_stop(w->tw, &o->sp.tcp.tw[id]);
+		sgw_tev_stop(w->tw, &sp->tcp.tw[id]);
 	for (id = 0; id < 2; id++)
-		sgw_tev_stop(w->tw, &o->sp.tw_split[id]);
+		sgw_tev_stop(w->tw, &sp->tw_split[id]);
 	/* A half registered on one of this box's opener channels gives it back. */
-	if (o->sp.channel >= x->ch_lo && o->sp.channel <= x->ch_hi &&
-	    o->sess < SPD(w->dp)->n_sess && ch_find(x, ch_key(o->sess, o->sp.channel)) == idx)
+	if (sp->channel >= x->ch_lo && sp->channel <= x->ch_hi &&
+	    o->sess < SPD(w->dp)->n_sess && ch_find(x, ch_key(o->sess, sp->channel)) == idx)
 		x->sess_open_ch[o->sess]--;
-	ch_del(x, ch_key(o->sess, o->sp.channel));
+	ch_del(x, ch_key(o->sess, sp->channel));
 	if (o->fpos != NONE32 && o->fpos < ft->cap && ft->e[o->fpos].mech == idx &&
 	    ft->e[o->fpos].mech_stage == SGW_STAGE_SPLIT)
 		sgw_flow_del(ft, w->tw, o->fpos);
@@ -504,7 +525,7 @@ half_free(struct sp_worker *x, struct sp_obj *o)
 		x->term_relay[o->sess] -= 2u * (uint64_t)SPD(w->dp)->relay_conn;
 	}
 	x->relay_used -= 2u * (uint64_t)SPD(w->dp)->relay_conn;
-	o->sp.state = SGW_SPLIT_S_FREE;
+	sp->state = SGW_SPLIT_S_FREE;
 	stall_clear(x, o);  /* a stale entry in the stalled list finds it free */
 	x->ctr[SGW_SPD_CLOSED]++;
 	sgw_pool_free(&x->pool, idx);
@@ -524,8 +545,8 @@ half_out(struct sp_worker *x, struct sp_obj *o, const struct sgw_split_out *out)
 
 		if (!(out->timer_set & (1u << id)))
 			continue;
-		h = id < SGW_TCP_T__COUNT ? &o->sp.tcp.tw[id] :
-			&o->sp.tw_split[id - SGW_TCP_T__COUNT];
+		h = id < SGW_TCP_T__COUNT ? &half_of(x, o)->tcp.tw[id] :
+			&half_of(x, o)->tw_split[id - SGW_TCP_T__COUNT];
 		at = out->timer_at[id];
 		if (at == SGW_TCP_NEVER)
 			sgw_tev_stop(w->tw, h);
@@ -537,7 +558,7 @@ half_out(struct sp_worker *x, struct sp_obj *o, const struct sgw_split_out *out)
 		if (out->events & SGW_SPLIT_EV_TW_REUSE) {
 			struct sgw_split_out o2;
 
-			sgw_split_abort(&x->env, &o->sp, w->now_ns, 0, &o2);
+			sgw_split_abort(&x->env, half_of(x, o), w->now_ns, 0, &o2);
 		}
 		half_free(x, o);
 		return;
@@ -547,7 +568,7 @@ half_out(struct sp_worker *x, struct sp_obj *o, const struct sgw_split_out *out)
 		struct sgw_split_out o2;
 
 		x->ctr[SGW_SPD_TIMER_FULL]++;
-		sgw_split_abort(&x->env, &o->sp, w->now_ns, 0, &o2);
+		sgw_split_abort(&x->env, half_of(x, o), w->now_ns, 0, &o2);
 		half_free(x, o);
 		return;
 	}
@@ -562,6 +583,7 @@ half_alloc(struct sp_worker *x, uint32_t sess, struct sgw_split_bufs *b, int *wh
 {
 	const struct sp_dp *d = SPD(x->w->dp);
 	uint64_t two = 2u * (uint64_t)d->relay_conn;
+	struct sgw_split *sp;
 	struct sp_obj *o;
 	uint32_t idx, id;
 
@@ -583,12 +605,14 @@ half_alloc(struct sp_worker *x, uint32_t sess, struct sgw_split_bufs *b, int *wh
 		*why = SGW_SPD_BYP_POOL_FULL;
 		return NULL;
 	}
-	o = sgw_pool_get(&x->pool, idx);
+	o = &x->objs[idx];
+	sp = half_of(x, o);
 	for (id = 0; id < SGW_TCP_T__COUNT; id++)
-		o->sp.tcp.tw[id] = SGW_TW_INVALID;
-	o->sp.tw_split[0] = o->sp.tw_split[1] = SGW_TW_INVALID;
+		sp->tcp.tw[id] = SGW_TW_INVALID;
+	sp->tw_split[0] = sp->tw_split[1] = SGW_TW_INVALID;
 	o->fpos = NONE32;
 	o->sess = sess;
+	o->stalled = 0;
 	x->term_conns[sess]++;
 	x->term_relay[sess] += two;
 	x->relay_used += two;
@@ -763,7 +787,7 @@ half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
 	iss = sgw_tcp_isn(&x->st, pi->dst, pi->src, alen, pi->dport, pi->sport, w->now_ns);
 	x->refuse_sess = (uint32_t)sess;
 	leg_mss(x, a.ipv6);
-	if (sgw_split_open(&x->env, &o->sp, w->now_ns, &a, &seg,
+	if (sgw_split_open(&x->env, half_of(x, o), w->now_ns, &a, &seg,
 			   s->pol.rules[rule].split_handshake == SGW_SPLIT_HS_SPOOFED ?
 			   SGW_SPLIT_SPOOFED : SGW_SPLIT_END_TO_END, ch, iss, &b, rwc_of(x, s, o),
 			   &out) != 0) {
@@ -792,6 +816,7 @@ sgw_split_flow_input(struct sgw_worker *w, const struct sgw_snapshot *s, struct 
 	struct sgw_flow *f;
 	struct sgw_split_out out;
 	struct sgw_tcp_seg seg;
+	struct sgw_split *sp;
 	struct sp_obj *o;
 
 	if (x == NULL || fp < 0)
@@ -805,18 +830,19 @@ sgw_split_flow_input(struct sgw_worker *w, const struct sgw_snapshot *s, struct 
 	}
 	if (f->mech == SGW_POOL_NONE || f->mech >= x->pool.cap)
 		return 0;  /* bypassed: counted once, when decided */
-	o = sgw_pool_get(&x->pool, f->mech);
-	if (o->sp.state == SGW_SPLIT_S_FREE)
+	o = &x->objs[f->mech];
+	sp = half_of(x, o);
+	if (sp->state == SGW_SPLIT_S_FREE)
 		return 0;
-	if (pm->info.ip_ver != (o->sp.addr.ipv6 ? 6 : 4) ||
+	if (pm->info.ip_ver != (sp->addr.ipv6 ? 6 : 4) ||
 	    seg_of(m, &pm->info, &seg, x->st.parse_ctr) != 0 ||
-	    seg.sport != (o->sp.role == SGW_SPLIT_OPENER ? o->sp.addr.sport : o->sp.addr.dport)) {
+	    seg.sport != (sp->role == SGW_SPLIT_OPENER ? sp->addr.sport : sp->addr.dport)) {
 		w->c.drop[x->drop_base + SP_DROP_BAD_SEGMENT]++;
 		rte_pktmbuf_free(m);
 		return 1;
 	}
 	/* The segment's bytes are copied into the relay: the mbuf is done with. */
-	sgw_split_tcp_input(&x->env, &o->sp, w->now_ns, &seg, &out);
+	sgw_split_tcp_input(&x->env, sp, w->now_ns, &seg, &out);
 	x->cons[SP_CONS_SEGS]++;
 	rte_pktmbuf_free(m);
 	half_out(x, o, &out);
@@ -835,8 +861,8 @@ sgw_split_flow_alive(const struct sgw_worker *w, uint32_t fp)
 	f = &w->flows->e[fp];
 	if (f->mech_stage != SGW_STAGE_SPLIT || f->mech >= x->pool.cap)
 		return 0;
-	o = sgw_pool_get(&x->pool, f->mech);
-	return o->sp.state != SGW_SPLIT_S_FREE && o->fpos == fp;
+	o = &x->objs[f->mech];
+	return half_of(x, o)->state != SGW_SPLIT_S_FREE && o->fpos == fp;
 }
 
 /* Where an acceptor's segments toward the server leave: the rule's next hop. */
@@ -845,18 +871,19 @@ accept_route(struct sp_worker *x, const struct sgw_snapshot *s, struct sp_obj *o
 	     int32_t term)
 {
 	const struct sgw_policy *p = &s->pol;
+	const struct sgw_split *sp = half_of(x, o);
 	struct sgw_pkt_info pi;
 	int32_t rule;
 	int16_t nh, out;
 
 	memset(&pi, 0, sizeof(pi));
 	pi.cls = SGW_CLASS_TCP;
-	pi.ip_ver = o->sp.addr.ipv6 ? 6 : 4;
+	pi.ip_ver = sp->addr.ipv6 ? 6 : 4;
 	pi.ip_proto = 6;
-	memcpy(pi.src, o->sp.addr.saddr, o->sp.addr.ipv6 ? 16 : 4);
-	memcpy(pi.dst, o->sp.addr.daddr, o->sp.addr.ipv6 ? 16 : 4);
-	pi.sport = o->sp.addr.sport;
-	pi.dport = o->sp.addr.dport;
+	memcpy(pi.src, sp->addr.saddr, sp->addr.ipv6 ? 16 : 4);
+	memcpy(pi.dst, sp->addr.daddr, sp->addr.ipv6 ? 16 : 4);
+	pi.sport = sp->addr.sport;
+	pi.dport = sp->addr.dport;
 	rule = sgw_rule_for(s, &pi, (uint16_t)SPD(x->w->dp)->sat_pidx, term);
 	nh = rule >= 0 ? p->rules[rule].next_hop : -1;
 	if (nh >= 0) {
@@ -899,6 +926,7 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 	struct sgw_split_out out;
 	struct sgw_flow_key key;
 	struct sgw_pkt_info pi;
+	struct sgw_split *sp;
 	struct sp_obj *o;
 	int32_t fp;
 	uint32_t iss;
@@ -918,7 +946,7 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 	sgw_flow_key_from_info(&pi, &key);
 	fp = rte_hash_lookup(ft->h, &key);
 	if (fp >= 0 && ft->e[fp].mech_stage == SGW_STAGE_SPLIT && ft->e[fp].mech != SGW_POOL_NONE) {
-		struct sp_obj *old = sgw_pool_get(&x->pool, ft->e[fp].mech);
+		struct sp_obj *old = &x->objs[ft->e[fp].mech];
 		struct sgw_split_out o2;
 
 		/*
@@ -929,8 +957,8 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 		 * (nothing sent) and the OPEN is accepted. A half in any other state
 		 * still carries a stream: the OPEN is refused below.
 		 */
-		if (old->sp.tcp.state == SGW_TCP_TIME_WAIT) {
-			sgw_split_abort(&x->env, &old->sp, w->now_ns, 0, &o2);
+		if (half_of(x, old)->tcp.state == SGW_TCP_TIME_WAIT) {
+			sgw_split_abort(&x->env, half_of(x, old), w->now_ns, 0, &o2);
 			half_free(x, old);
 			x->ctr[SGW_SPD_TW_REUSED]++;
 			fp = rte_hash_lookup(ft->h, &key);
@@ -942,16 +970,17 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 		sgw_split_refuse(&x->env, ch, SGW_STREAM_REFUSE_NO_RESOURCES);
 		return;
 	}
+	sp = half_of(x, o);
 	if (fp >= 0 && ft->e[fp].mech_stage == SGW_STAGE_SPLIT && ft->e[fp].mech != SGW_POOL_NONE)
 		fp = -1;  /* another half has it: refused below */
 	else if (fp < 0)
 		fp = sgw_flow_add(ft, w->tw, SGW_STAGE_FLOW, &key, w->now_ns);
-	memset(&o->sp.addr, 0, sizeof(o->sp.addr));
-	o->sp.addr.ipv6 = v6;
-	memcpy(o->sp.addr.saddr, msg->saddr, alen);
-	memcpy(o->sp.addr.daddr, msg->daddr, alen);
-	o->sp.addr.sport = msg->sport;
-	o->sp.addr.dport = msg->dport;
+	memset(&sp->addr, 0, sizeof(sp->addr));
+	sp->addr.ipv6 = v6;
+	memcpy(sp->addr.saddr, msg->saddr, alen);
+	memcpy(sp->addr.daddr, msg->daddr, alen);
+	sp->addr.sport = msg->sport;
+	sp->addr.dport = msg->dport;
 	if (fp < 0 || accept_route(x, s, o, term_of_sess(s, sess)) != 0) {
 		half_free(x, o);
 		x->ctr[SGW_SPD_CLOSED]--;
@@ -961,7 +990,7 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 	}
 	iss = sgw_tcp_isn(&x->st, msg->saddr, msg->daddr, alen, msg->sport, msg->dport, w->now_ns);
 	leg_mss(x, v6);
-	if (sgw_split_accept(&x->env, &o->sp, w->now_ns, msg, ch, iss, &b, rwc_of(x, s, o),
+	if (sgw_split_accept(&x->env, sp, w->now_ns, msg, ch, iss, &b, rwc_of(x, s, o),
 			     &out) != 0) {
 		half_free(x, o);
 		x->ctr[SGW_SPD_CLOSED]--;
@@ -994,9 +1023,9 @@ split_chan_rx(struct sgw_worker *w, uint32_t sess, uint16_t ch, struct rte_mbuf 
 	x->refuse_sess = sess;
 	idx = ch_find(x, ch_key(sess, ch));
 	if (idx != NONE32) {
-		struct sp_obj *o = sgw_pool_get(&x->pool, idx);
+		struct sp_obj *o = &x->objs[idx];
 
-		sgw_split_stream_input(&x->env, &o->sp, w->now_ns, p, len, &out);
+		sgw_split_stream_input(&x->env, half_of(x, o), w->now_ns, p, len, &out);
 		if (o->fpos != NONE32 && o->fpos < w->flows->cap)
 			w->flows->e[o->fpos].last_ns = w->now_ns;
 		half_out(x, o, &out);
@@ -1028,7 +1057,7 @@ split_chan_rx(struct sgw_worker *w, uint32_t sess, uint16_t ch, struct rte_mbuf 
 static void
 restart_probe(struct sp_worker *x, struct sp_obj *o)
 {
-	const struct sgw_split *sp = &o->sp;
+	const struct sgw_split *sp = half_of(x, o);
 	const struct sgw_sl *sl = sgw_sl_of(x->w->dp);
 	const bool opener = sp->role == SGW_SPLIT_OPENER;
 	struct sgw_tcp_seg syn;
@@ -1068,15 +1097,15 @@ split_sess_restart(struct sgw_worker *w, uint32_t sess)
 		return;
 	x->s = __atomic_load_n(&w->dp->snap, __ATOMIC_ACQUIRE);
 	for (k = 0; k < x->pool.cap; k++) {
-		struct sp_obj *o = sgw_pool_get(&x->pool, k);
+		struct sp_obj *o = &x->objs[k];
 		struct sgw_split_out out;
 
-		if (x->pool.next[k] != NONE32 - 1u || o->sp.state == SGW_SPLIT_S_FREE ||
+		if (x->pool.next[k] != NONE32 - 1u || half_of(x, o)->state == SGW_SPLIT_S_FREE ||
 		    o->sess != sess)
 			continue;
 		x->ctr[SGW_SPD_ABORTED_RESTART]++;
 		restart_probe(x, o);
-		sgw_split_abort(&x->env, &o->sp, w->now_ns, 0, &out);
+		sgw_split_abort(&x->env, half_of(x, o), w->now_ns, 0, &out);
 		/* Whatever the abort asked, the half goes now (its timers with it). */
 		half_free(x, o);
 	}
@@ -1091,15 +1120,15 @@ split_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t obj, ui
 
 	if (x == NULL || obj >= x->pool.cap || timer >= SGW_SPLIT_T__COUNT)
 		return;
-	o = sgw_pool_get(&x->pool, obj);
+	o = &x->objs[obj];
 	x->s = s;
 	if (timer < SGW_TCP_T__COUNT)
-		sgw_tev_fired(&o->sp.tcp.tw[timer]);
+		sgw_tev_fired(&half_of(x, o)->tcp.tw[timer]);
 	else
-		sgw_tev_fired(&o->sp.tw_split[timer - SGW_TCP_T__COUNT]);
-	if (o->sp.state == SGW_SPLIT_S_FREE)
+		sgw_tev_fired(&half_of(x, o)->tw_split[timer - SGW_TCP_T__COUNT]);
+	if (half_of(x, o)->state == SGW_SPLIT_S_FREE)
 		return;
-	sgw_split_timer(&x->env, &o->sp, w->now_ns, timer, &out);
+	sgw_split_timer(&x->env, half_of(x, o), w->now_ns, timer, &out);
 	half_out(x, o, &out);
 }
 
@@ -1124,10 +1153,10 @@ split_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
 	 * waiting: the session's room goes round, one message budget each.
 	 */
 	for (i = 0, k = 0; i < n; i++) {
-		struct sp_obj *o = sgw_pool_get(&x->pool, x->stall[i]);
+		struct sp_obj *o = &x->objs[x->stall[i]];
 		struct sgw_split_out out;
 
-		if (!o->stalled || o->sp.state == SGW_SPLIT_S_FREE)
+		if (!o->stalled || half_of(x, o)->state == SGW_SPLIT_S_FREE)
 			continue;  /* a stale entry: dropped */
 		if (data_room(x, o->sess) == 0) {
 			x->stall[k++] = x->stall[i];  /* still waiting, in its place */
@@ -1135,7 +1164,7 @@ split_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
 		}
 		stall_clear(x, o);
 		x->turn = o;
-		sgw_split_poll(&x->env, &o->sp, w->now_ns, &out);
+		sgw_split_poll(&x->env, half_of(x, o), w->now_ns, &out);
 		x->turn = NULL;
 		half_out(x, o, &out);
 	}
@@ -1161,13 +1190,13 @@ split_stop(struct sgw_worker *w, const struct sgw_snapshot *s)
 		return;
 	x->s = s;
 	for (k = 0; k < x->pool.cap; k++) {
-		struct sp_obj *o = sgw_pool_get(&x->pool, k);
+		struct sp_obj *o = &x->objs[k];
 		struct sgw_split_out out;
 
-		if (x->pool.next[k] != NONE32 - 1u || o->sp.state == SGW_SPLIT_S_FREE)
+		if (x->pool.next[k] != NONE32 - 1u || half_of(x, o)->state == SGW_SPLIT_S_FREE)
 			continue;
 		x->refuse_sess = o->sess;
-		if (sgw_split_stop(&x->env, &o->sp, w->now_ns, &out) != 0)
+		if (sgw_split_stop(&x->env, half_of(x, o), w->now_ns, &out) != 0)
 			x->ctr[SGW_SPD_RESET_AT_STOP]++;
 		x->refuse_sess = NONE32;
 		half_out(x, o, &out);
@@ -1297,7 +1326,7 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	chsz = pow2_at_least(2u * cap);
 	for (i = 0; i < dp->n_workers; i++) {
 		int socket = (int)rte_lcore_to_socket_id(dp->workers[i]->lcore);
-		size_t psz = sgw_pool_mem_size(cap, sizeof(struct sp_obj));
+		size_t psz = sgw_pool_mem_size(cap, sizeof(struct sgw_split));
 		uint8_t key[16];
 		struct sp_worker *x;
 		uint32_t k;
@@ -1347,11 +1376,13 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		if (sp->rwnd != SGW_SPLIT_RWND_RWND)
 			x->rwcs = rte_malloc_socket("sgw_split_rwc", sizeof(*x->rwcs) * cap,
 						    RTE_CACHE_LINE_SIZE, socket);
-		if (x->pool_mem == NULL || x->relay_mem == NULL || x->chmap == NULL ||
+		x->objs = rte_zmalloc_socket("sgw_split_obj", sizeof(*x->objs) * cap,
+					     RTE_CACHE_LINE_SIZE, socket);
+		if (x->pool_mem == NULL || x->objs == NULL || x->relay_mem == NULL || x->chmap == NULL ||
 		    x->stall == NULL || x->term_conns == NULL || x->term_relay == NULL ||
 		    x->sess_wait == NULL || x->sess_open_ch == NULL || x->sess_next_ch == NULL ||
 		    (sp->rwnd != SGW_SPLIT_RWND_RWND && x->rwcs == NULL) ||
-		    sgw_pool_init(&x->pool, x->pool_mem, psz, cap, sizeof(struct sp_obj)) != 0)
+		    sgw_pool_init(&x->pool, x->pool_mem, psz, cap, sizeof(struct sgw_split)) != 0)
 			goto fail;
 		x->chmask = chsz - 1u;
 		for (k = 0; k < chsz; k++)
@@ -1403,10 +1434,10 @@ split_drain(struct sgw_dp *dp)
 		if (w == NULL || (x = SPW(w)) == NULL || x->pool.base == NULL)
 			continue;
 		for (k = 0; k < x->pool.cap; k++) {
-			struct sp_obj *o = sgw_pool_get(&x->pool, k);
+			struct sp_obj *o = &x->objs[k];
 
 			/* In use (lib/sgw_pool.c marks live objects UINT32_MAX - 1). */
-			if (x->pool.next[k] == NONE32 - 1u && o->sp.state != SGW_SPLIT_S_FREE)
+			if (x->pool.next[k] == NONE32 - 1u && half_of(x, o)->state != SGW_SPLIT_S_FREE)
 				half_free(x, o);
 		}
 	}
@@ -1429,6 +1460,7 @@ split_fini(struct sgw_dp *dp)
 		if (w == NULL || (x = SPW(w)) == NULL)
 			continue;
 		rte_free(x->pool_mem);
+		rte_free(x->objs);
 		if (x->relay_mem != NULL)
 			munmap(x->relay_mem, x->relay_len);
 		rte_free(x->boards);
@@ -1522,7 +1554,8 @@ sgw_split_dp_cap(const struct sgw_dp *dp, uint64_t *state_bytes, uint64_t *relay
 	    (x = SPW(dp->workers[0])) == NULL)
 		return 0;
 	nb = RTE_MAX(x->pool.cap / 4u, SGW_TCP_SB_POOL_DEFAULT);
-	st = sgw_pool_mem_size(x->pool.cap, sizeof(struct sp_obj)) +
+	st = sgw_pool_mem_size(x->pool.cap, sizeof(struct sgw_split)) +
+	     sizeof(*x->objs) * (uint64_t)x->pool.cap +
 	     sizeof(*x->chmap) * ((uint64_t)x->chmask + 1u) +
 	     sizeof(*x->stall) * 2u * (uint64_t)x->pool.cap + sizeof(*x->boards) * nb +
 	     (x->rwcs != NULL ? sizeof(*x->rwcs) * (uint64_t)x->pool.cap : 0) +
