@@ -232,6 +232,9 @@ protected:
 	std::string hub_web = "{name: web, match: {proto: tcp, dst_ports: [80]}, action: count, "
 			      "next_hop: to-fh}";
 	uint8_t handshake = SGW_SPLIT_HS_END_TO_END;  /* the web rule's */
+	/* Workers per dataplane, and the terminal's id (its shard names the owner). */
+	unsigned int hub_nw = 1, term_nw = 1;
+	uint32_t term_id = 1001;
 	bool v6 = false;                             /* InitPeer: the peers speak IPv6 */
 	size_t ip_max = 0;                           /* the largest IP packet toward a peer */
 
@@ -483,7 +486,8 @@ protected:
 		       "  - {name: to-term, port: sat, mac: \"" + std::string(TERM_SAT_MAC) +
 		       "\"}\n"
 		       "  - {name: to-fh, port: terr, mac: \"02:00:00:00:01:01\"}\n"
-		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24, "
+		       "terminals:\n  - {name: site-a, id: " + std::to_string(term_id) +
+		       ", prefixes: [10.20.1.0/24, "
 		       "\"2001:db8:20:1::/64\"]}\n"
 		       "rules:\n"
 		       "  - " + hub_web + "\n"
@@ -503,7 +507,8 @@ protected:
 		       "next_hops:\n"
 		       "  - {name: to-hub, port: sat, mac: \"" + std::string(HUB_SAT_MAC) + "\"}\n"
 		       "  - {name: to-mh, port: lan, mac: \"02:00:00:00:02:01\"}\n"
-		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24, "
+		       "terminals:\n  - {name: site-a, id: " + std::to_string(term_id) +
+		       ", prefixes: [10.20.1.0/24, "
 		       "\"2001:db8:20:1::/64\"]}\n"
 		       "rules:\n"
 		       "  - {name: web, match: {proto: tcp, dst_ports: [80]}, action: count, "
@@ -513,10 +518,12 @@ protected:
 		       "  - {name: to-core, match: {dst: [198.51.100.0/24, \"2001:db8:5100::/48\"]}, "
 		       "action: forward, next_hop: to-hub}\n"
 		       "workers: {idle_backoff_us: 0}\n" + term_split +
-		       satlink(", terminal: 1001, peer_mac: \"" + std::string(HUB_SAT_MAC) + "\"");
+		       satlink(", terminal: " + std::to_string(term_id) + ", peer_mac: \"" +
+			       std::string(HUB_SAT_MAC) + "\"");
 	}
 
-	void start_one(sgw_dp *dp, const std::string &yaml, const std::string &inst, bool &up)
+	void start_one(sgw_dp *dp, const std::string &yaml, const std::string &inst, bool &up,
+		       unsigned int nw = 1)
 	{
 		struct sgw_policy pol;
 		struct sgw_cfg_errors errs;
@@ -532,7 +539,7 @@ protected:
 				pol.rules[i].action = SGW_ACT_SPLIT;
 				pol.rules[i].split_handshake = handshake;
 			}
-		int rc = sgw_dp_init(dp, &pol, 1, lcores, false, inst.c_str());
+		int rc = sgw_dp_init(dp, &pol, nw, lcores, false, inst.c_str());
 		up = true;
 		ASSERT_EQ(rc, 0);
 		ASSERT_EQ(sgw_dp_publish(dp, &pol, err, sizeof(err)), 0) << err;
@@ -541,14 +548,24 @@ protected:
 
 	void start()
 	{
-		start_one(hub.get(), hub_yaml(), "sph" + std::to_string(g_seq), hub_up);
-		start_one(term.get(), term_yaml(), "spt" + std::to_string(g_seq), term_up);
+		start_one(hub.get(), hub_yaml(), "sph" + std::to_string(g_seq), hub_up, hub_nw);
+		start_one(term.get(), term_yaml(), "spt" + std::to_string(g_seq), term_up, term_nw);
 	}
 
-	static uint64_t tsc_at(sgw_dp *dp, uint64_t ns)
+	static uint64_t tsc_at(sgw_dp *dp, uint64_t ns, unsigned int wi = 0)
 	{
-		sgw_worker *w = dp->workers[0];
+		sgw_worker *w = dp->workers[wi];
 		return w->ns_base_tsc + uint64_t(double(ns) / w->ns_per_tsc) + 1;
+	}
+
+	/* Every worker of a dataplane runs one iteration at the rig's time. */
+	void iter_all(sgw_dp *dp)
+	{
+		for (unsigned int i = 0; i < dp->n_workers; i++) {
+			sgw_worker_iter(dp->workers[i], tsc_at(dp, now, i));
+			sgw_worker_flush(dp->workers[i]);
+			sgw_worker_drain_txrings(dp->workers[i]);
+		}
 	}
 
 	void move(RingPort &from, std::deque<InFlight> &q, RingPort &to)
@@ -626,11 +643,8 @@ protected:
 			for (auto &ip : server_out)
 				inject(hub.get(), terr, ip, "02:00:00:00:06:01");
 			server_out.clear();
-			sgw_worker_iter(hub->workers[0], tsc_at(hub.get(), now));
-			sgw_worker_flush(hub->workers[0]);
-			sgw_worker_drain_txrings(hub->workers[0]);
-			sgw_worker_iter(term->workers[0], tsc_at(term.get(), now));
-			sgw_worker_flush(term->workers[0]);
+			iter_all(hub.get());
+			iter_all(term.get());
 			/* What the dataplanes sent toward the peers. */
 			for (auto &ip : take_ip(lan)) {
 				if (!(ip.size() >= 40 && is_tcp(ip)))
@@ -672,6 +686,7 @@ protected:
 
 	void BothWays();
 	void HubOpens();
+	void two_workers_check();
 	void BothWays6();
 
 	/* The terminal restarts: a new dataplane (a new epoch) on new ports. */
@@ -687,7 +702,7 @@ protected:
 		lan.make("spl" + std::to_string(n), 16384);
 		term.reset(new sgw_dp());
 		memset(term.get(), 0, sizeof(*term));
-		start_one(term.get(), term_yaml(), "spt" + std::to_string(n), term_up);
+		start_one(term.get(), term_yaml(), "spt" + std::to_string(n), term_up, term_nw);
 	}
 
 	bool Bytewise(const Bytes &got, uint32_t seed, uint64_t n)
@@ -940,6 +955,55 @@ TEST_F(SplitStage, HubSideOpenerSpoofedCarriesBothWaysByteExact)
 {
 	handshake = SGW_SPLIT_HS_SPOOFED;
 	HubOpens();
+}
+
+/*
+ * Two workers on each side, the terminal owned by worker 1 (sgw_terminal_shard):
+ * worker 0 reads every port and hands the terminal's packets off, worker 1
+ * holds its satlink session, its flows and its halves. The split must run on
+ * the session owner's worker (its opener channels and feed queue are that
+ * worker's): both directions of opener, byte-exact, every half freed.
+ */
+static uint32_t
+term_id_owned_by(unsigned int worker, unsigned int n_workers)
+{
+	uint32_t id = 1001;
+
+	while (sgw_terminal_shard(id, n_workers) != worker)
+		id++;
+	return id;
+}
+
+void
+SplitStage::two_workers_check()
+{
+	for (sgw_dp *dp : {hub.get(), term.get()}) {
+		ASSERT_EQ(dp->n_workers, 2u);
+		EXPECT_GT(dp->workers[0]->c.handoff_out, 0u) << "worker 0 read and handed off";
+		EXPECT_EQ(dp->workers[0]->c.handoff_out, dp->workers[1]->c.handoff_in);
+		/* (an acceptor's flow is made by the split, not counted as created) */
+		EXPECT_EQ(dp->workers[0]->c.flows_created + dp->workers[0]->c.flow_hits, 0u)
+			<< "no packet of the terminal's flows on worker 0's flow stage";
+		EXPECT_GT(dp->workers[1]->c.flow_hits, 0u);
+		for (int b = 0; b < SGW_SPD_BYP__COUNT; b++)
+			EXPECT_EQ(sgw_split_dp_bypass(dp, (enum sgw_spd_bypass)b), 0u) << b;
+	}
+}
+
+TEST_F(SplitStage, TwoWorkersTerminalOnWorkerOneClientOpens)
+{
+	hub_nw = term_nw = 2;
+	term_id = term_id_owned_by(1, 2);
+	BothWays();
+	two_workers_check();
+}
+
+TEST_F(SplitStage, TwoWorkersTerminalOnWorkerOneServerOpens)
+{
+	hub_nw = term_nw = 2;
+	term_id = term_id_owned_by(1, 2);
+	HubOpens();
+	two_workers_check();
 }
 
 /*
