@@ -69,6 +69,8 @@ const char *const KEY = "000102030405060708090a0b0c0d0e0f";
 const uint32_t SITE = 1001;
 const uint8_t MH[4] = {10, 20, 1, 5};
 const uint8_t FH[4] = {198, 51, 100, 10};
+const uint8_t MH6[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 0x20, 0, 1, 0, 0, 0, 0, 0, 0, 0, 5};
+const uint8_t FH6[16] = {0x20, 0x01, 0x0d, 0xb8, 0x51, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x10};
 const uint32_t DOWN_SPI = 0x1001, UP_SPI = 0x2001;
 const uint16_t FLOW = 7;
 
@@ -89,6 +91,19 @@ ip4(const uint8_t src[4], const uint8_t dst[4], uint8_t proto, const Bytes &body
 	uint16_t c = sgwtest::csum(ip.data(), ip.size());
 	ip[10] = uint8_t(c >> 8);
 	ip[11] = uint8_t(c);
+	b.insert(b.end(), ip.begin(), ip.end());
+	b.insert(b.end(), body.begin(), body.end());
+	return b;
+}
+
+/* Ethernet | IPv6 (next header proto, no extension header) | body. */
+Bytes
+ip6(const uint8_t src[16], const uint8_t dst[16], uint8_t proto, const Bytes &body)
+{
+	Bytes b = {0x02, 0, 0, 0, 0, 0x0b, 0x02, 0, 0, 0, 0, 0x0a, 0x86, 0xdd};
+	Bytes ip = {0x60, 0, 0, 0, uint8_t(body.size() >> 8), uint8_t(body.size()), proto, 64};
+	ip.insert(ip.end(), src, src + 16);
+	ip.insert(ip.end(), dst, dst + 16);
 	b.insert(b.end(), ip.begin(), ip.end());
 	b.insert(b.end(), body.begin(), body.end());
 	return b;
@@ -123,6 +138,17 @@ protected:
 	std::string keydir;
 	uint32_t hub_workers = 1;
 	std::string lift_section = "lift: {timer_ms: 980}\n";
+	bool v6 = false;  /* the mobile and fixed hosts speak IPv6 (MH6, FH6) */
+
+	/* MH -> FH or FH -> MH in the test's family. */
+	Bytes up(uint8_t proto, const Bytes &body) const
+	{
+		return v6 ? ip6(MH6, FH6, proto, body) : ip4(MH, FH, proto, body);
+	}
+	Bytes down(uint8_t proto, const Bytes &body) const
+	{
+		return v6 ? ip6(FH6, MH6, proto, body) : ip4(FH, MH, proto, body);
+	}
 
 	void SetUp() override
 	{
@@ -193,12 +219,12 @@ protected:
 		       "  - {name: to-term, port: sat, mac: \"" + std::string(TERM_SAT_MAC) + "\"}\n"
 		       "  - {name: to-fh, port: terr, mac: \"" + std::string(FH_MAC) + "\"}\n"
 		       "terminals:\n  - {name: site-a, id: " + std::to_string(SITE) +
-		       ", prefixes: [10.20.1.0/24]}\n"
+		       ", prefixes: [10.20.1.0/24, \"2001:db8:20:1::/64\"]}\n"
 		       "rules:\n"
-		       "  - {name: to-site, match: {dst: [10.20.1.0/24]}, action: forward, "
-		       "next_hop: to-term}\n"
-		       "  - {name: to-core, match: {dst: [198.51.100.0/24]}, action: forward, "
-		       "next_hop: to-fh}\n"
+		       "  - {name: to-site, match: {dst: [10.20.1.0/24, \"2001:db8:20:1::/64\"]}, "
+		       "action: forward, next_hop: to-term}\n"
+		       "  - {name: to-core, match: {dst: [198.51.100.0/24, \"2001:db8:5100::/48\"]}, "
+		       "action: forward, next_hop: to-fh}\n"
 		       "workers: {idle_backoff_us: 0}\n" +
 		       satlink(", peer_mac: \"" + std::string(TERM_SAT_MAC) + "\", keys: " + keydir +
 			       "/hub.keys") + lift;
@@ -213,12 +239,12 @@ protected:
 		       "  - {name: to-hub, port: sat, mac: \"" + std::string(HUB_SAT_MAC) + "\"}\n"
 		       "  - {name: to-mh, port: lan, mac: \"02:00:00:00:02:01\"}\n"
 		       "terminals:\n  - {name: site-a, id: " + std::to_string(SITE) +
-		       ", prefixes: [10.20.1.0/24]}\n"
+		       ", prefixes: [10.20.1.0/24, \"2001:db8:20:1::/64\"]}\n"
 		       "rules:\n"
-		       "  - {name: to-lan, match: {dst: [10.20.1.0/24]}, action: forward, "
-		       "next_hop: to-mh}\n"
-		       "  - {name: to-core, match: {dst: [198.51.100.0/24]}, action: forward, "
-		       "next_hop: to-hub}\n"
+		       "  - {name: to-lan, match: {dst: [10.20.1.0/24, \"2001:db8:20:1::/64\"]}, "
+		       "action: forward, next_hop: to-mh}\n"
+		       "  - {name: to-core, match: {dst: [198.51.100.0/24, \"2001:db8:5100::/48\"]}, "
+		       "action: forward, next_hop: to-hub}\n"
 		       "workers: {idle_backoff_us: 0}\n" +
 		       satlink(", terminal: " + std::to_string(SITE) + ", peer_mac: \"" +
 			       std::string(HUB_SAT_MAC) + "\", keys: " + keydir + "/term.keys");
@@ -308,7 +334,7 @@ protected:
 	{
 		uint8_t h[8];
 		EXPECT_EQ(sgw_lift_build_setup(h, sizeof(h), flow, spi, 50), 8u);
-		return ip4(MH, FH, 253, lift_hdr(8, h));
+		return up(253, lift_hdr(8, h));
 	}
 	Bytes frack_pkt(uint32_t up_seq)
 	{
@@ -316,7 +342,7 @@ protected:
 		EXPECT_EQ(sgw_lift_build_frack(h, sizeof(h), FLOW, 50), 8u);
 		Bytes b = lift_hdr(8, h), e = esp(UP_SPI, up_seq);
 		b.insert(b.end(), e.begin(), e.end());
-		return ip4(MH, FH, 253, b);
+		return up(253, b);
 	}
 	Bytes ack_pkt(uint32_t up_seq, uint32_t ack_num, uint8_t flags = 0)
 	{
@@ -324,12 +350,12 @@ protected:
 		EXPECT_EQ(sgw_lift_build_tcp_ack(h, sizeof(h), flags, FLOW, ack_num, 50), 8u);
 		Bytes b = lift_hdr(8, h), e = esp(UP_SPI, up_seq);
 		b.insert(b.end(), e.begin(), e.end());
-		return ip4(MH, FH, 253, b);
+		return up(253, b);
 	}
 	/* Downlink ESP from the fixed host to the mobile host. */
 	Bytes esp_down(uint32_t seq)
 	{
-		return ip4(FH, MH, 50, esp(DOWN_SPI, seq, 200));
+		return down(50, esp(DOWN_SPI, seq, 200));
 	}
 
 	/* The worker that owns the terminal (site-a is terminal 0). */
@@ -340,6 +366,8 @@ protected:
 	int flow_info(sgw_lift_flow_info *fi, uint32_t wi = UINT32_MAX)
 	{
 		sgw_lift_addr mh = sgw_lift_addr_v4(MH);
+		if (v6)
+			memcpy(mh.b, MH6, 16);
 		if (wi == UINT32_MAX)
 			wi = owner();
 		return sgw_lift_flow_get(machine(wi), hub->workers[wi]->now_ns, &mh, FLOW, fi);
@@ -538,6 +566,77 @@ TEST_F(LiftStage, PairHeldAndFrackForwardedOnExpiryWithDataUnacknowledged)
 	EXPECT_EQ(lstats().frozen, 1u);
 	/* The held TCP ACK of B is dropped by the shutdown drain (counted there). */
 	EXPECT_EQ(lstats().held, 1u);
+}
+
+/*
+ * IPv6 through the hub stage: the mobile and fixed hosts speak IPv6 (no
+ * extension headers). The Setup builds the flow keyed by the MH's IPv6
+ * address and its acknowledgement is an IPv6 packet (next header 253); the
+ * downlink ESP is observed; the first pair goes on, the second is held, and
+ * on expiry the FrACK reaches the fixed host as IPv6 ESP: the 8-byte LIFT
+ * header cut, next header 50, payload length 8 less, the ESP bytes exact.
+ */
+TEST_F(LiftStage, Ipv6SetupPairHeldAndFrackStrippedOnExpiry)
+{
+	v6 = true;
+	start();
+	Bytes ack = do_setup();
+	ASSERT_EQ(ack.size(), 14u + 40 + 8);
+	EXPECT_EQ(ack[12] << 8 | ack[13], 0x86dd);
+	EXPECT_EQ(ack[14 + 6], 253);
+	EXPECT_EQ(ack[14 + 4] << 8 | ack[14 + 5], 8);
+	EXPECT_TRUE(std::equal(FH6, FH6 + 16, ack.begin() + 14 + 8));
+	EXPECT_TRUE(std::equal(MH6, MH6 + 16, ack.begin() + 14 + 24));
+	sgw_lift_msg msg;
+	ASSERT_EQ(sgw_lift_decode(ack.data() + 54, 8, &msg), SGW_LIFT_DEC_OK);
+	EXPECT_EQ(msg.kind, SGW_LIFT_K_SETUP_ACK);
+	EXPECT_EQ(msg.next, SGW_LIFT_ST_OK);
+	sgw_lift_flow_info fi;
+	ASSERT_EQ(flow_info(&fi), 0) << "no flow-table entry for the IPv6 mobile host";
+	EXPECT_EQ(fi.spi, DOWN_SPI);
+
+	for (uint32_t s = 1; s <= 10; s++)
+		inject(hub.get(), terr, esp_down(s));
+	run_for(100000000);
+	EXPECT_EQ(recv(lan).size(), 10u);
+	EXPECT_EQ(sgw_lift_dp_ctr(hub.get(), SGW_LC_ESP_DOWN), 10u);
+
+	Bytes ack_a = ack_pkt(2, 2);
+	inject(term.get(), lan, frack_pkt(1));
+	inject(term.get(), lan, ack_a);
+	run_for(100000000);
+	auto out = recv(terr);
+	ASSERT_EQ(out.size(), 1u) << "the first ACK of new data goes on at once";
+	Bytes in3 = l3_of(ack_a), out3 = l3_of(out[0]);
+	ASSERT_EQ(out3.size() + 8, in3.size());
+	EXPECT_EQ(out[0][12] << 8 | out[0][13], 0x86dd);
+	EXPECT_EQ(out3[6], 50) << "next header: ESP";
+	EXPECT_EQ(size_t(out3[4] << 8 | out3[5]) + 40, out3.size()) << "payload length";
+	EXPECT_TRUE(std::equal(in3.begin() + 8, in3.begin() + 40, out3.begin() + 8))
+		<< "addresses unchanged";
+	EXPECT_TRUE(std::equal(in3.begin() + 48, in3.end(), out3.begin() + 40)) << "ESP exact";
+
+	ASSERT_EQ(flow_info(&fi), 0);
+	ASSERT_TRUE(fi.timer_running);
+	uint64_t t_expiry = fi.timer_at;
+	Bytes frack_b = frack_pkt(3);
+	inject(term.get(), lan, frack_b);
+	inject(term.get(), lan, ack_pkt(4, 4));
+	run_for(100000000);
+	EXPECT_TRUE(recv(terr).empty()) << "pair B must be held";
+	ASSERT_GT(t_expiry, now);
+	run_for(t_expiry - now + 5000000);
+	out = recv(terr);
+	ASSERT_EQ(out.size(), 1u) << "the FrACK of B on expiry";
+	in3 = l3_of(frack_b);
+	out3 = l3_of(out[0]);
+	ASSERT_EQ(out3.size() + 8, in3.size());
+	EXPECT_EQ(out3[6], 50);
+	EXPECT_TRUE(std::equal(in3.begin() + 48, in3.end(), out3.begin() + 40));
+	EXPECT_EQ(lstats().freezes, 1u);
+	ASSERT_EQ(flow_info(&fi), 0);
+	EXPECT_TRUE(fi.frozen);
+	EXPECT_EQ(sgw_lift_drop_total(hub.get(), SGW_LD_STRIP), 0u);
 }
 
 /* The contrast: all data acknowledged, the timer expires and no FrACK goes out. */
