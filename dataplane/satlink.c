@@ -1596,28 +1596,39 @@ sl_telemetry(const struct sgw_dp *dp, const char *params, struct rte_tel_data *d
 
 /*
  * Per policy: each terminal's session (the snapshot's terminal indices may
- * change on reload, the sessions do not), and at a terminal, its own
+ * change on reload, the sessions do not), each session's terminal (the
+ * inverse: a split acceptor finds the terminal of an OPEN in O(1), not by a
+ * scan of every terminal per new connection), and at a terminal, its own
  * terminal as the default for IP traffic that matches no terminal prefix.
+ * One array: [n_terminals: session of terminal t] [n_sess] [n_sess:
+ * terminal of session i, -1 when the policy has none for it].
  */
 static int
 sl_snapshot(struct sgw_dp *dp, struct sgw_snapshot *s, char *err, size_t errlen)
 {
 	const struct sgw_sl *sl = SL(dp);
-	int32_t *of_term;
+	const uint32_t nt = s->pol.n_terminals;
+	int32_t *of_term, *of_sess;
 	uint32_t t;
 
-	if (s->pol.n_terminals == 0)
+	if (nt == 0)
 		return 0;
-	of_term = rte_malloc("sgw_sl_of_term", sizeof(*of_term) * s->pol.n_terminals, 0);
+	of_term = rte_malloc("sgw_sl_of_term", sizeof(*of_term) * (nt + 1u + sl->n_sess), 0);
 	if (of_term == NULL) {
 		snprintf(err, errlen, "out of memory for the satlink session map");
 		return -1;
 	}
-	for (t = 0; t < s->pol.n_terminals; t++) {
+	of_term[nt] = (int32_t)sl->n_sess;
+	of_sess = of_term + nt + 1;
+	for (t = 0; t < sl->n_sess; t++)
+		of_sess[t] = -1;
+	for (t = 0; t < nt; t++) {
 		void *d;
 
 		of_term[t] = rte_hash_lookup_data(sl->by_id, &s->pol.terminals[t].id, &d) < 0 ?
 			-1 : (int32_t)(uintptr_t)d;
+		if (of_term[t] >= 0 && (uint32_t)of_term[t] < sl->n_sess)
+			of_sess[of_term[t]] = (int32_t)t;
 		if (s->pol.role == SGW_ROLE_TERMINAL &&
 		    s->pol.terminals[t].id == s->pol.satlink.terminal_id)
 			s->default_term = (int32_t)t;
@@ -1662,6 +1673,17 @@ sgw_sl_sess_of_term(const struct sgw_snapshot *s, int32_t term)
 	if (sess_of_term == NULL || term < 0 || (uint32_t)term >= s->pol.n_terminals)
 		return -1;
 	return sess_of_term[term];
+}
+
+int32_t
+sgw_sl_term_of_sess(const struct sgw_snapshot *s, uint32_t sess)
+{
+	const int32_t *map = s->sdata[SGW_STAGE_SATLINK];
+	const uint32_t nt = s->pol.n_terminals;
+
+	if (map == NULL || sess >= (uint32_t)map[nt])
+		return -1;
+	return map[nt + 1u + sess];
 }
 
 uint32_t

@@ -240,6 +240,8 @@ uint32_t sgw_sl_channel_msgs_in(const struct sgw_worker *w, uint32_t sess, uint6
 				uint32_t msg_bytes);
 /* The session of terminal index term in snapshot s (-1: none). */
 int32_t sgw_sl_sess_of_term(const struct sgw_snapshot *s, int32_t term);
+/* The terminal index of session sess in snapshot s (-1: none), O(1). */
+int32_t sgw_sl_term_of_sess(const struct sgw_snapshot *s, uint32_t sess);
 
 #ifdef __cplusplus
 }

@@ -900,18 +900,6 @@ accept_route(struct sp_worker *x, const struct sgw_snapshot *s, struct sp_obj *o
 	return 0;
 }
 
-/* The terminal index of session sess (the terminal its OPEN's LAN host belongs to). */
-static int32_t
-term_of_sess(const struct sgw_snapshot *s, uint32_t sess)
-{
-	uint32_t t;
-
-	for (t = 0; t < s->pol.n_terminals; t++)
-		if (sgw_sl_sess_of_term(s, (int32_t)t) == (int32_t)sess)
-			return (int32_t)t;
-	return -1;
-}
-
 /*
  * An OPEN for no half: the acceptor half (at the hub for a terminal's
  * opener, at the terminal for the hub's), or OPEN_REFUSED.
@@ -981,7 +969,7 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 	memcpy(sp->addr.daddr, msg->daddr, alen);
 	sp->addr.sport = msg->sport;
 	sp->addr.dport = msg->dport;
-	if (fp < 0 || accept_route(x, s, o, term_of_sess(s, sess)) != 0) {
+	if (fp < 0 || accept_route(x, s, o, sgw_sl_term_of_sess(s, sess)) != 0) {
 		half_free(x, o);
 		x->ctr[SGW_SPD_CLOSED]--;
 		x->ctr[SGW_SPD_REFUSED]++;

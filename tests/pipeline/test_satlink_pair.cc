@@ -439,6 +439,57 @@ TEST_F(SatlinkPair, SessionsLiveOnTheirTerminalsWorkers)
 	EXPECT_GT(stage_ctr(term.get(), SGW_SLD_RX_NO_SESSION), 0u);
 }
 
+/*
+ * The snapshot's maps both ways: terminal index -> session and session ->
+ * terminal index (the split acceptor's O(1) lookup of an OPEN's terminal),
+ * inverse of each other, and rebuilt when a reload lists the terminals in
+ * another order (indices move, sessions stay).
+ */
+TEST_F(SatlinkPair, SessionTerminalMapsInverseAcrossReorderingReload)
+{
+	extra_terminals = "  - {name: site-b, id: " + std::to_string(site_id + 1) +
+			  ", prefixes: [10.20.2.0/24]}\n"
+			  "  - {name: site-c, id: " + std::to_string(site_id + 2) +
+			  ", prefixes: [10.20.3.0/24]}\n";
+	start(hub_yaml(), term_yaml());
+	const uint32_t n_sess = sgw_sl_of(hub.get())->n_sess;
+	ASSERT_EQ(n_sess, 3u);
+	auto check = [&](const char *when) {
+		const sgw_snapshot *s = hub->snap;
+		ASSERT_EQ(s->pol.n_terminals, 3u) << when;
+		for (uint32_t t = 0; t < 3; t++) {
+			int32_t si = sgw_sl_sess_of_term(s, int32_t(t));
+			ASSERT_GE(si, 0) << when << " terminal " << t;
+			EXPECT_EQ(sgw_sl_of(hub.get())->sess[si].term_id, s->pol.terminals[t].id)
+				<< when;
+			EXPECT_EQ(sgw_sl_term_of_sess(s, uint32_t(si)), int32_t(t)) << when;
+		}
+		EXPECT_EQ(sgw_sl_term_of_sess(s, n_sess), -1) << when;
+		EXPECT_EQ(sgw_sl_term_of_sess(s, UINT32_MAX), -1) << when;
+	};
+	check("at start");
+	const uint32_t sess_a = uint32_t(sgw_sl_sess_of_term(hub->snap, 0));
+	/* The same terminals, site-a listed last: its index moves from 0 to 2. */
+	std::string y = hub_yaml();
+	const std::string a_line = "  - {name: site-a, id: " + std::to_string(site_id) +
+				   ", prefixes: [10.20.1.0/24]}\n";
+	size_t at = y.find(a_line);
+	ASSERT_NE(at, std::string::npos);
+	y.erase(at, a_line.size());
+	at = y.find("rules:\n");
+	ASSERT_NE(at, std::string::npos);
+	y.insert(at, a_line);
+	struct sgw_policy pol;
+	struct sgw_cfg_errors errs;
+	char err[256] = "";
+	ASSERT_EQ(sgw_policy_load_buffer("r.yaml", y.data(), y.size(), &pol, &errs), 0) << y;
+	ASSERT_EQ(sgw_dp_publish(hub.get(), &pol, err, sizeof(err)), 0) << err;
+	sgw_policy_free(&pol);
+	ASSERT_EQ(hub->snap->pol.terminals[2].id, site_id);
+	check("after the reload");
+	EXPECT_EQ(sgw_sl_term_of_sess(hub->snap, sess_a), 2) << "site-a's session, its new index";
+}
+
 TEST_F(SatlinkPair, ReloadKeepsSessionsAndWhatTheyHold)
 {
 	start(hub_yaml(), term_yaml());
