@@ -46,6 +46,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <vector>
 
@@ -842,6 +843,7 @@ struct StageRig {
 	// StageIdleHalves: the split section and limits (empty: the life benches')
 	std::string split_yaml, limits_yaml;
 	std::string hub_web_ports = "[80]";  // the idle rig adds kLanPort
+	uint16_t client_dport = kServerPort; // where client-opened connections go
 
 	static std::string Satlink(const std::string &extra)
 	{
@@ -931,6 +933,11 @@ struct StageRig {
 		sgw_worker_flush(w);
 		sgw_worker_drain_txrings(w);
 	}
+	// One name per gateway (noipa: not folded into one as identical code), so
+	// that callgrind counts each alone (callgrind_annotate --inclusive=yes:
+	// StageRig::HubIter, StageRig::TermIter).
+	__attribute__((noipa)) static void HubIter(sgw_dp *dp, uint64_t ns) { Iter(dp, ns); }
+	__attribute__((noipa)) static void TermIter(sgw_dp *dp, uint64_t ns) { Iter(dp, ns); }
 	static void Move(rte_ring *from, rte_ring *to)
 	{
 		void *o[64];
@@ -961,7 +968,7 @@ struct StageRig {
 					// kLanPort): the slot is the server's port (a client's
 					// own port 8081 toward port 80 is not one)
 					bool rev = port == kLanPort &&
-						   (server ? s.dport : s.sport) != kServerPort;
+						   (server ? s.dport : s.sport) != client_dport;
 					if (rev)
 						port = server ? s.dport : s.sport;
 					uint32_t i = uint32_t(port - 1024u);
@@ -993,8 +1000,8 @@ struct StageRig {
 		now += kStepNs;
 		Move(hsat.tx, tsat.rx);
 		Move(tsat.tx, hsat.rx);
-		Iter(hub, now);
-		Iter(term, now);
+		HubIter(hub, now);
+		TermIter(term, now);
 		Deliver(lan.tx, cl, false);
 		Deliver(terr.tx, sv, true);
 	}
@@ -1199,9 +1206,19 @@ RssBytes()
 // is sized by max_connections_per_worker, here 65,536, above the old
 // 32,767 cap), and the process's RSS growth per idle connection. Relays are
 // 4096 (the loader's minimum); an idle connection's relays were never written.
+//
+// StageIdleHalves/1: the same connections to port 8080, which the rules
+// forward through both dataplanes untouched: the baseline of the opening cost
+// (no half, no split check). Batches of 256 SYNs: the dataplanes' cost per
+// new connection with many opening at once, the loop's polling shared by the
+// batch (the Life benches pay it per connection). callgrind_annotate
+// --inclusive=yes gives each gateway's count (StageRig::HubIter, TermIter):
+// the difference between two n, divided by the difference of n, is the cost
+// per new connection (the rig's start-up cancels out).
 void
 StageIdleHalves(benchmark::State &state)
 {
+	const bool fwd = state.range(0) == 1;
 	if (!EalUp()) {
 		state.SkipWithError("EAL initialisation failed");
 		return;
@@ -1211,24 +1228,28 @@ StageIdleHalves(benchmark::State &state)
 	n = std::min(n, 65535u - 1024u);
 	// the first 32,767 opened by the client (the terminal's openers), the rest
 	// by the server (the hub's openers): one session, both halves of its channels
-	const uint32_t n_cl = std::min(n, 32767u);
+	const uint32_t n_cl = fwd ? n : std::min(n, 32767u);
+	const uint16_t cl_port = fwd ? 8080 : kServerPort;
 	for (auto _ : state) {
 		StageRig r;
 		r.nalloc = n;
-		r.hub_web_ports = "[80, 8081]";
+		r.hub_web_ports = fwd ? "[80]" : "[80, 8081]";
+		r.client_dport = cl_port;
 		r.split_yaml = "split: {relay_connection_bytes: 4096, open_credit: 4096, "
 			       "relay_terminal_bytes: 549755813888, "
 			       "relay_worker_bytes: 549755813888, "
 			       "max_connections_per_worker: 65536, "
 			       "max_connections_per_terminal: 65536}\n";
 		r.limits_yaml = "limits: {flows_per_core: 131072, timers_per_core: 262144}\n";
-		if (!r.Start(SGW_SPLIT_HS_SPOOFED, "i")) {
+		if (!r.Start(SGW_SPLIT_HS_SPOOFED, fwd ? "f" : "i")) {
 			state.SkipWithError("idle rig not up");
 			r.Stop();
 			return;
 		}
 		uint64_t rss0 = RssBytes();
 		uint32_t up = 0;
+		timespec c0, c1;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 		// Batches of 256 SYNs, each batch stepped until its clients are ESTABLISHED.
 		for (uint32_t b = 0; b < n; b += 256) {
 			uint32_t end = std::min(n, b + 256);
@@ -1238,7 +1259,7 @@ StageIdleHalves(benchmark::State &state)
 				sgw_tcp_out_reset(&o);
 				if (i < n_cl) {
 					sgw_tcp_conn_init(&r.cl.st, &p.c, 1000000u + i * 7919u,
-							  uint16_t(1024 + i), kServerPort);
+							  uint16_t(1024 + i), cl_port);
 					memset(&p.s, 0, sizeof(p.s));
 					sgw_tcp_connect(&r.cl.st, &p.c, r.now, &o);
 				} else {
@@ -1258,6 +1279,7 @@ StageIdleHalves(benchmark::State &state)
 				r.Step();
 			}
 		}
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 		for (uint32_t i = 0; i < n; i++)
 			up += r.slot[i].c.state == SGW_TCP_ESTABLISHED &&
 			      r.slot[i].s.state == SGW_TCP_ESTABLISHED;
@@ -1269,6 +1291,11 @@ StageIdleHalves(benchmark::State &state)
 		uint64_t st = 0, rl = 0;
 		uint64_t cap = sgw_split_dp_cap(r.hub, &st, &rl);
 		state.counters["connections"] = double(n);
+		// the opening loop's CPU time per connection: both dataplanes, both
+		// model hosts and the harness on this one core
+		state.counters["open_cpu_ns_per_conn"] =
+			(double(c1.tv_sec - c0.tv_sec) * 1e9 + double(c1.tv_nsec - c0.tv_nsec)) /
+			double(n);
 		state.counters["client_opened"] = double(n_cl);
 		state.counters["established"] = double(up);
 		state.counters["halves_terminal"] = double(th);
@@ -1281,7 +1308,7 @@ StageIdleHalves(benchmark::State &state)
 		state.counters["bypassed"] =
 			double(sgw_split_dp_bypass(r.term, SGW_SPD_BYP_POOL_FULL) +
 			       sgw_split_dp_bypass(r.term, SGW_SPD_BYP_TERMINAL_CAP));
-		if (up != n || th != n || hh != n) {
+		if (up != n || th != (fwd ? 0 : n) || hh != (fwd ? 0 : n)) {
 			uint32_t cl_up = 0;
 			for (uint32_t i = 0; i < n_cl; i++)
 				cl_up += r.slot[i].c.state == SGW_TCP_ESTABLISHED &&
@@ -1326,7 +1353,10 @@ main(int argc, char **argv)
 	b.push_back(benchmark::RegisterBenchmark("StageSplitLife", StageSplitLife));
 	b.push_back(benchmark::RegisterBenchmark("StageSplitLifeSpoofed", StageSplitLifeSpoofed));
 	// one iteration: it builds its own two dataplanes (SGW_SCALE_N connections)
-	benchmark::RegisterBenchmark("StageIdleHalves", StageIdleHalves)->Iterations(1);
+	benchmark::RegisterBenchmark("StageIdleHalves", StageIdleHalves)
+		->Arg(0)
+		->Arg(1)
+		->Iterations(1);
 	if (n > 0)
 		for (auto *x : b)
 			x->Iterations(n);
