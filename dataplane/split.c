@@ -55,10 +55,15 @@ struct sp_obj {
 	uint32_t fpos;                  /* the half's flow table position, NONE32: none */
 	uint32_t sess;                  /* satlink session */
 	uint8_t out_pidx;               /* where its TCP leg's segments leave */
-	uint8_t stalled;                /* in the worker's stalled list */
+	uint8_t flags;                  /* SP_F_* */
 	uint8_t dst_mac[RTE_ETHER_ADDR_LEN];
 };
 static_assert(sizeof(struct sp_obj) == 16, "sp_obj grew");
+#define SP_F_STALLED 0x01u              /* in the worker's stalled list */
+#define SP_F_RELEASED 0x02u             /* in TIME-WAIT after a clean end: its relay
+					 * budget given back, reclaimable (tw_release) */
+/* Slots tw_reclaim looks at per new connection when the pool is full. */
+#define SP_TW_PROBES 64u
 /* sgw_pool rounds an object of a cache line or more up to whole lines. */
 static_assert(sizeof(struct sgw_split) % 64 == 0, "the pool stride would not be the half size");
 
@@ -111,6 +116,7 @@ struct sp_worker {
 	struct sgw_rwc *rwcs;           /* NULL under RWND */
 	uint16_t *sess_next_ch;         /* per session: the next opener channel to try */
 	uint16_t *sess_open_ch;         /* per session: opener channels in use (<= 32767) */
+	uint32_t tw_hand;               /* tw_reclaim's next slot to look at */
 } __rte_cache_aligned;
 
 struct sp_dp {
@@ -134,7 +140,7 @@ static const char *const sp_cons_names[SP_CONS__COUNT] = { "split_segs_consumed"
 static const char *const sp_ctr_names[SGW_SPD__COUNT] = {
 	"opened", "accepted", "closed", "refused", "late_msgs", "no_mbuf", "timer_full",
 	"relay_bytes_max", "aborted_restart", "tw_reused", "restart_probes",
-	"halves_reset_at_stop",
+	"halves_reset_at_stop", "tw_released", "tw_recycled",
 };
 static const char *const sp_byp_names[SGW_SPD_BYP__COUNT] = {
 	"bypassed_not_syn", "bypassed_ipv6_ext", "bypassed_fragment", "bypassed_no_session",
@@ -242,9 +248,9 @@ ch_del(struct sp_worker *x, uint32_t key)
 static void
 stall_mark(struct sp_worker *x, struct sp_obj *o)
 {
-	if (o->stalled || x->nstall >= 2u * x->pool.cap)
+	if ((o->flags & SP_F_STALLED) || x->nstall >= 2u * x->pool.cap)
 		return;
-	o->stalled = 1;
+	o->flags |= SP_F_STALLED;
 	x->sess_wait[o->sess]++;
 	x->stall[x->nstall++] = idx_of(x, o);
 }
@@ -252,9 +258,9 @@ stall_mark(struct sp_worker *x, struct sp_obj *o)
 static void
 stall_clear(struct sp_worker *x, struct sp_obj *o)
 {
-	if (!o->stalled)
+	if (!(o->flags & SP_F_STALLED))
 		return;
-	o->stalled = 0;
+	o->flags &= (uint8_t)~SP_F_STALLED;
 	x->sess_wait[o->sess]--;
 }
 
@@ -498,6 +504,66 @@ rwc_fold(struct sp_worker *x, const struct sp_obj *o)
 		x->rwc_done[k] += rwc_stat(c, k);
 }
 
+/* The half's relays leave its terminal's and its worker's budget. */
+static void
+relay_give_back(struct sp_worker *x, const struct sp_obj *o)
+{
+	const uint64_t two = 2u * (uint64_t)SPD(x->w->dp)->relay_conn;
+
+	if (o->sess < SPD(x->w->dp)->n_sess)
+		x->term_relay[o->sess] -= two;
+	x->relay_used -= two;
+}
+
+static void half_free(struct sp_worker *x, struct sp_obj *o);
+
+/*
+ * TIME-WAIT (docs/tcp-split.md "TIME-WAIT"). A leg that closed first waits
+ * 2 MSL (60 s) in TIME-WAIT, and its half with it: at the defaults (512
+ * halves a worker, 32 a terminal's relay budget) a worker could open about
+ * 8 split connections a second, a terminal 32 a minute, before new ones were
+ * bypassed. A half whose stream ended cleanly and whose relays are empty
+ * (sgw_split_relays_done) needs only its leg's timer: its relay budget goes
+ * back to its terminal and worker at once (tw_release), and when the pool is
+ * full a new connection takes the slot of such a half (tw_reclaim: its
+ * TIME-WAIT ends early, as Linux drops TIME-WAIT sockets past
+ * tcp_max_tw_buckets; a late FIN from that peer is then forwarded as an
+ * unknown flow's segment, the peer's own timers end it).
+ */
+static void
+tw_release(struct sp_worker *x, struct sp_obj *o)
+{
+	o->flags |= SP_F_RELEASED;
+	relay_give_back(x, o);
+	x->ctr[SGW_SPD_TW_RELEASED]++;
+}
+
+/*
+ * A clock hand over the pool, at most SP_TW_PROBES slots per call (work
+ * bounded by local state, not by how many halves wait): frees the first
+ * released half in TIME-WAIT it meets. 1 when a slot was freed.
+ */
+static int
+tw_reclaim(struct sp_worker *x)
+{
+	uint32_t k;
+
+	for (k = 0; k < SP_TW_PROBES && k < x->pool.cap; k++) {
+		uint32_t i = x->tw_hand;
+		struct sp_obj *o = &x->objs[i];
+		const struct sgw_split *sp = half_of(x, o);
+
+		x->tw_hand = i + 1u < x->pool.cap ? i + 1u : 0u;
+		if (x->pool.next[i] == NONE32 - 1u && sp->state != SGW_SPLIT_S_FREE &&
+		    (o->flags & SP_F_RELEASED) && sp->tcp.state == SGW_TCP_TIME_WAIT) {
+			half_free(x, o);
+			x->ctr[SGW_SPD_TW_RECYCLED]++;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void
 half_free(struct sp_worker *x, struct sp_obj *o)
 {
@@ -520,11 +586,10 @@ half_free(struct sp_worker *x, struct sp_obj *o)
 	if (o->fpos != NONE32 && o->fpos < ft->cap && ft->e[o->fpos].mech == idx &&
 	    ft->e[o->fpos].mech_stage == SGW_STAGE_SPLIT)
 		sgw_flow_del(ft, w->tw, o->fpos);
-	if (o->sess < SPD(w->dp)->n_sess) {
+	if (o->sess < SPD(w->dp)->n_sess)
 		x->term_conns[o->sess]--;
-		x->term_relay[o->sess] -= 2u * (uint64_t)SPD(w->dp)->relay_conn;
-	}
-	x->relay_used -= 2u * (uint64_t)SPD(w->dp)->relay_conn;
+	if (!(o->flags & SP_F_RELEASED))
+		relay_give_back(x, o);
 	sp->state = SGW_SPLIT_S_FREE;
 	stall_clear(x, o);  /* a stale entry in the stalled list finds it free */
 	x->ctr[SGW_SPD_CLOSED]++;
@@ -572,6 +637,8 @@ half_out(struct sp_worker *x, struct sp_obj *o, const struct sgw_split_out *out)
 		half_free(x, o);
 		return;
 	}
+	if (!(o->flags & SP_F_RELEASED) && sgw_split_relays_done(half_of(x, o)))
+		tw_release(x, o);
 	/* Its message budget ran out with more to send: poll it from the loop. */
 	if (out->events & SGW_SPLIT_EV_MORE)
 		stall_mark(x, o);
@@ -588,7 +655,7 @@ half_alloc(struct sp_worker *x, uint32_t sess, struct sgw_split_bufs *b, int *wh
 	uint32_t idx, id;
 
 	/* The worker's pool first: with one terminal its cap is the terminal's too. */
-	if (x->pool.used >= x->pool.cap) {
+	if (x->pool.used >= x->pool.cap && !tw_reclaim(x)) {
 		*why = SGW_SPD_BYP_POOL_FULL;
 		return NULL;
 	}
@@ -612,7 +679,7 @@ half_alloc(struct sp_worker *x, uint32_t sess, struct sgw_split_bufs *b, int *wh
 	sp->tw_split[0] = sp->tw_split[1] = SGW_TW_INVALID;
 	o->fpos = NONE32;
 	o->sess = sess;
-	o->stalled = 0;
+	o->flags = 0;
 	x->term_conns[sess]++;
 	x->term_relay[sess] += two;
 	x->relay_used += two;
@@ -1144,7 +1211,7 @@ split_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
 		struct sp_obj *o = &x->objs[x->stall[i]];
 		struct sgw_split_out out;
 
-		if (!o->stalled || half_of(x, o)->state == SGW_SPLIT_S_FREE)
+		if (!(o->flags & SP_F_STALLED) || half_of(x, o)->state == SGW_SPLIT_S_FREE)
 			continue;  /* a stale entry: dropped */
 		if (data_room(x, o->sess) == 0) {
 			x->stall[k++] = x->stall[i];  /* still waiting, in its place */

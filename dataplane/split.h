@@ -59,6 +59,10 @@ enum sgw_spd_ctr {
 					 * for a restart (split_sess_restart) */
 	SGW_SPD_RESET_AT_STOP,          /* halves reset both ways at a graceful stop
 					 * (SIGINT/SIGTERM: split_stop) */
+	SGW_SPD_TW_RELEASED,            /* halves whose relays' budget went back when their
+					 * leg entered TIME-WAIT after a clean end */
+	SGW_SPD_TW_RECYCLED,            /* halves in TIME-WAIT freed early for a new
+					 * connection: the pool was full (oldest first) */
 	SGW_SPD__COUNT
 };
 

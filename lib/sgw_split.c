@@ -155,6 +155,13 @@ clean_over(const struct sgw_split *sp)
 	       (sp->flags & (F_FIN_SENT | F_FIN_RCVD)) == (F_FIN_SENT | F_FIN_RCVD);
 }
 
+int
+sgw_split_relays_done(const struct sgw_split *sp)
+{
+	return clean_over(sp) && sp->tcp.state == SGW_TCP_TIME_WAIT &&
+	       sgw_relay_used(&sp->rx) == 0 && sgw_relay_used(&sp->tx) == 0;
+}
+
 static int
 sat_send(struct sgw_split_env *env, struct sgw_split *sp, const uint8_t *m, size_t len)
 {

@@ -314,6 +314,16 @@ int sgw_split_stop(struct sgw_split_env *env, struct sgw_split *sp, uint64_t now
  */
 const struct sgw_rwc *sgw_split_rwc(const struct sgw_split *sp);
 
+/*
+ * 1 when the half will never again touch its relays: the stream ended
+ * cleanly (both FINs crossed, no RST), the leg is in TIME-WAIT (everything
+ * it sent was acknowledged, nothing more can arrive) and both relays are
+ * empty. Only the leg's TIME-WAIT is left: the caller may give the relays'
+ * budget back, or reclaim the half when it needs the slot (a TIME-WAIT
+ * dropped early, as Linux does past tcp_max_tw_buckets).
+ */
+int sgw_split_relays_done(const struct sgw_split *sp);
+
 #ifdef __cplusplus
 }
 #endif

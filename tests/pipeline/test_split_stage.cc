@@ -687,6 +687,7 @@ protected:
 	void BothWays();
 	void HubOpens();
 	void two_workers_check();
+	void second_after_time_wait(bool pool_of_one);
 	void BothWays6();
 
 	/* The terminal restarts: a new dataplane (a new epoch) on new ports. */
@@ -900,6 +901,63 @@ TEST_F(SplitStage, PortReusedWhileHubLegInTimeWaitIsAccepted)
 	ASSERT_EQ(server.syns_seen.size(), 1u) << "the server got the new SYN";
 	EXPECT_TRUE(Bytewise(server.rx, 11, 2000)) << "server got " << server.rx.size();
 	EXPECT_TRUE(Bytewise(client.rx, 22, 3000)) << "client got " << client.rx.size();
+}
+
+/*
+ * TIME-WAIT (docs/tcp-split.md "TIME-WAIT"): the hub's leg closed first and
+ * waits 60 s. Its half's relay budget goes back at once (tw_released), so a
+ * terminal whose relay budget holds one connection opens a second one 10 s
+ * later; and with a pool of one half, the second connection takes the slot of
+ * the half in TIME-WAIT (tw_recycled) instead of being refused.
+ */
+void
+SplitStage::second_after_time_wait(bool pool_of_one)
+{
+	hub_split = pool_of_one ?
+		"split: {max_connections_per_worker: 1, max_connections_per_terminal: 1}\n" :
+		"split: {relay_terminal_bytes: 524288}\n";  /* two relays: one connection */
+	start();
+	session_up();
+	server.to_send = 20000;
+	ClientConnect(40010, 1000);
+	run_until(now + 10000000000ull);
+	ASSERT_TRUE(Bytewise(server.rx, 11, 1000));
+	ASSERT_TRUE(Bytewise(client.rx, 22, 20000));
+	ASSERT_EQ(sgw_split_dp_open(hub.get()), 1u) << "the hub's leg lingers in TIME-WAIT";
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_TW_RELEASED), 1u);
+
+	/* Another client port, 10 s later (well within 2 MSL). */
+	client = Peer();
+	server = Peer();
+	InitPeer(client, true);
+	InitPeer(server, false);
+	server.to_send = 3000;
+	ClientConnect(40011, 2000);
+	run_until(now + 10000000000ull);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_ACCEPTED), 2u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_REFUSED), 0u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_TW_RECYCLED), pool_of_one ? 1u : 0u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_TW_RELEASED), 2u);
+	EXPECT_TRUE(Bytewise(server.rx, 11, 2000)) << "server got " << server.rx.size();
+	EXPECT_TRUE(Bytewise(client.rx, 22, 3000)) << "client got " << client.rx.size();
+	EXPECT_EQ(sgw_split_dp_open(hub.get()), pool_of_one ? 1u : 2u);
+	/* Past TIME-WAIT every half is freed and the budget is whole again. */
+	run_until(now + 70000000000ull, 5000000);
+	EXPECT_EQ(sgw_split_dp_open(hub.get()), 0u);
+	EXPECT_EQ(sgw_split_dp_open(term.get()), 0u);
+	uint64_t relay = 0;
+	ASSERT_EQ(sgw_split_dp_field(hub.get(), "relay_bytes", &relay), 0);
+	EXPECT_EQ(relay, 0u) << "relay budget given back once, not twice";
+}
+
+TEST_F(SplitStage, TimeWaitGivesTheRelayBudgetBack)
+{
+	second_after_time_wait(false);
+}
+
+TEST_F(SplitStage, TimeWaitHalfRecycledWhenThePoolIsFull)
+{
+	second_after_time_wait(true);
 }
 
 /*

@@ -1491,6 +1491,58 @@ TEST(SplitIdle, CleanCloseInTimeWaitNotReset)
 	EXPECT_EQ(c->rx_bad, 0u);
 }
 
+// sgw_split_relays_done: 0 while the stream carries data and while only one
+// FIN crossed; 1 once both FINs crossed and the leg waits in TIME-WAIT with
+// both relays empty (the stage then gives the relay budget back). A half
+// whose leg closed passively never reaches it; a reset half neither.
+TEST(SplitTimeWait, RelaysDoneOnlyAfterCleanEndInTimeWait)
+{
+	Sim sim;
+	sim.server.srv_send = 0;
+	App *c = sim.Connect(40034, 400000, true);
+	sgw_split *hub_sp = nullptr, *term_sp = nullptr;
+	ASSERT_TRUE(sim.RunUntil(20 * kSec, [&] {
+		App *s = sim.ServerApp(40034);
+		return s && s->inorder > 100000;
+	}));
+	hub_sp = sim.Split(sim.hub, 40034);
+	term_sp = sim.Split(sim.term, 40034);
+	ASSERT_NE(hub_sp, nullptr);
+	ASSERT_NE(term_sp, nullptr);
+	EXPECT_EQ(sgw_split_relays_done(hub_sp), 0) << "mid-transfer";
+	EXPECT_EQ(sgw_split_relays_done(term_sp), 0) << "mid-transfer";
+	int done_before_tw = 0;
+	ASSERT_TRUE(sim.RunUntil(sim.now + 20 * kSec, [&] {
+		if (hub_sp->tcp.state != SGW_TCP_TIME_WAIT)
+			done_before_tw |= sgw_split_relays_done(hub_sp);
+		return hub_sp->tcp.state == SGW_TCP_TIME_WAIT;
+	}));
+	EXPECT_EQ(done_before_tw, 0);
+	EXPECT_TRUE(RxDone(sim.ServerApp(40034), 400000));
+	EXPECT_EQ(sgw_split_relays_done(hub_sp), 1) << "clean end, TIME-WAIT, relays empty";
+	EXPECT_EQ(sgw_relay_used(&hub_sp->rx) + sgw_relay_used(&hub_sp->tx), 0u);
+	/* the terminal's leg closed passively: never TIME-WAIT */
+	if (sim.term.closed.empty()) {
+		EXPECT_NE(term_sp->tcp.state, SGW_TCP_TIME_WAIT);
+		EXPECT_EQ(sgw_split_relays_done(term_sp), 0);
+	}
+	EXPECT_EQ(c->rx_bad, 0u);
+}
+
+TEST(SplitTimeWait, ResetHalfNeverDone)
+{
+	Sim sim;
+	sim.server.srv_send = 4u << 20;
+	App *c = sim.Connect(40035, 100, false);
+	ASSERT_TRUE(sim.RunUntil(30 * kSec, [&] { return c->inorder > 300000; }));
+	sgw_split *sp = sim.Split(sim.term, 40035);
+	ASSERT_NE(sp, nullptr);
+	sgw_split_out out;
+	ASSERT_EQ(sgw_split_stop(&sim.term.env, sp, sim.now, &out), 1);
+	sim.GwOut(sim.term, sp->channel, out);
+	EXPECT_EQ(sgw_split_relays_done(sp), 0) << "reset: not a clean end";
+}
+
 // Shutdown (sgw_split_stop): the terminal's half of a download in progress is
 // reset both ways: a RST to the client (its prefix intact), RST ABORT to the
 // hub's half, which resets the server; a half that is already over is left
