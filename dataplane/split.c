@@ -1119,7 +1119,7 @@ restart_probe(struct sp_worker *x, struct sp_obj *o)
 	uint8_t hdr[20];
 	uint32_t hlen;
 
-	if (sl == NULL || sl->pidx < 0 || sp->addr.ipv6 || sp->state != SGW_SPLIT_S_OPEN)
+	if (sl == NULL || sl->pidx < 0 || sp->state != SGW_SPLIT_S_OPEN)
 		return;
 	/* The terminal speaks as the client to the server, the hub the other way. */
 	memset(&syn, 0, sizeof(syn));
@@ -1131,7 +1131,7 @@ restart_probe(struct sp_worker *x, struct sp_obj *o)
 	hlen = sgw_tcp_seg_build(hdr, sizeof(hdr), &syn);
 	if (hlen == 0)
 		return;
-	if (seg_send(x, (uint16_t)sl->pidx, sl->peer_mac.addr_bytes, false,
+	if (seg_send(x, (uint16_t)sl->pidx, sl->peer_mac.addr_bytes, sp->addr.ipv6 != 0,
 		     opener ? sp->addr.saddr : sp->addr.daddr,
 		     opener ? sp->addr.daddr : sp->addr.saddr, hdr, hlen, NULL, 0) == 0)
 		x->ctr[SGW_SPD_RESTART_PROBES]++;

@@ -688,6 +688,7 @@ protected:
 	void HubOpens();
 	void two_workers_check();
 	void second_after_time_wait(bool pool_of_one);
+	void restart_resets_waiting_client(bool ipv6);
 	void BothWays6();
 
 	/* The terminal restarts: a new dataplane (a new epoch) on new ports. */
@@ -1292,8 +1293,14 @@ TEST_F(SplitStage, NewConnectionSplitWhileAnUploadFillsTheQueue)
  * crosses to the server's host, whose RST ends the client's connection.
  * Found end to end (tests/e2e/test_split_faults.sh).
  */
-TEST_F(SplitStage, TerminalRestartResetsTheWaitingClient)
+void
+SplitStage::restart_resets_waiting_client(bool ipv6)
 {
+	if (ipv6) {
+		v6 = true;
+		InitPeer(client, true);
+		InitPeer(server, false);
+	}
 	start();
 	session_up();
 	server.to_send = 1ull << 40;   /* an endless download */
@@ -1321,6 +1328,17 @@ TEST_F(SplitStage, TerminalRestartResetsTheWaitingClient)
 	EXPECT_EQ(client.rx.size(), before);
 	EXPECT_TRUE(Bytewise(client.rx, 22, client.rx.size()));
 	EXPECT_EQ(sgw_split_dp_open(term.get()), 0u) << "the new terminal split nothing";
+}
+
+TEST_F(SplitStage, TerminalRestartResetsTheWaitingClient)
+{
+	restart_resets_waiting_client(false);
+}
+
+/* The same over IPv6: the hub's probe is an IPv6 SYN (it sent none before). */
+TEST_F(SplitStage, TerminalRestartResetsTheWaitingClient6)
+{
+	restart_resets_waiting_client(true);
 }
 
 /*
