@@ -688,6 +688,15 @@ protected:
 	void HubOpens();
 	void two_workers_check();
 	void second_after_time_wait(bool pool_of_one);
+
+	/* New client and server hosts for a next connection (same addresses). */
+	void fresh_peers()
+	{
+		client = Peer();
+		server = Peer();
+		InitPeer(client, true);
+		InitPeer(server, false);
+	}
 	void restart_resets_waiting_client(bool ipv6);
 	void BothWays6();
 
@@ -889,10 +898,7 @@ TEST_F(SplitStage, PortReusedWhileHubLegInTimeWaitIsAccepted)
 	ASSERT_EQ(sgw_split_dp_open(term.get()), 0u) << "the terminal's closed passively";
 
 	/* A new connection from the same port, 10 s later (well within 2 MSL). */
-	client = Peer();
-	server = Peer();
-	InitPeer(client, true);
-	InitPeer(server, false);
+	fresh_peers();
 	server.to_send = 3000;
 	ClientConnect(40001, 2000, 5000000u);
 	run_until(now + 10000000000ull);
@@ -928,10 +934,7 @@ SplitStage::second_after_time_wait(bool pool_of_one)
 	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_TW_RELEASED), 1u);
 
 	/* Another client port, 10 s later (well within 2 MSL). */
-	client = Peer();
-	server = Peer();
-	InitPeer(client, true);
-	InitPeer(server, false);
+	fresh_peers();
 	server.to_send = 3000;
 	ClientConnect(40011, 2000);
 	run_until(now + 10000000000ull);

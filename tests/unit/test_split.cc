@@ -1494,7 +1494,8 @@ TEST(SplitIdle, CleanCloseInTimeWaitNotReset)
 // sgw_split_relays_done: 0 while the stream carries data and while only one
 // FIN crossed; 1 once both FINs crossed and the leg waits in TIME-WAIT with
 // both relays empty (the stage then gives the relay budget back). A half
-// whose leg closed passively never reaches it; a reset half neither.
+// whose leg closed passively never reaches it; a reset half neither
+// (SplitStop.ResetsBothWaysMidTransfer).
 TEST(SplitTimeWait, RelaysDoneOnlyAfterCleanEndInTimeWait)
 {
 	Sim sim;
@@ -1529,20 +1530,6 @@ TEST(SplitTimeWait, RelaysDoneOnlyAfterCleanEndInTimeWait)
 	EXPECT_EQ(c->rx_bad, 0u);
 }
 
-TEST(SplitTimeWait, ResetHalfNeverDone)
-{
-	Sim sim;
-	sim.server.srv_send = 4u << 20;
-	App *c = sim.Connect(40035, 100, false);
-	ASSERT_TRUE(sim.RunUntil(30 * kSec, [&] { return c->inorder > 300000; }));
-	sgw_split *sp = sim.Split(sim.term, 40035);
-	ASSERT_NE(sp, nullptr);
-	sgw_split_out out;
-	ASSERT_EQ(sgw_split_stop(&sim.term.env, sp, sim.now, &out), 1);
-	sim.GwOut(sim.term, sp->channel, out);
-	EXPECT_EQ(sgw_split_relays_done(sp), 0) << "reset: not a clean end";
-}
-
 // Shutdown (sgw_split_stop): the terminal's half of a download in progress is
 // reset both ways: a RST to the client (its prefix intact), RST ABORT to the
 // hub's half, which resets the server; a half that is already over is left
@@ -1559,6 +1546,7 @@ TEST(SplitStop, ResetsBothWaysMidTransfer)
 	ASSERT_EQ(sgw_split_stop(&sim.term.env, sp, sim.now, &out), 1);
 	sim.GwOut(sim.term, sp->channel, out);
 	EXPECT_EQ(sim.term.env.ctr[SGW_SPLIT_C_RST_OUT], 1u);
+	EXPECT_EQ(sgw_split_relays_done(sp), 0) << "reset: not a clean end";
 	EXPECT_EQ(sgw_split_stop(&sim.term.env, sp, sim.now, &out), 0) << "reset once";
 	ASSERT_TRUE(sim.RunUntil(sim.now + 5 * kSec, [&] {
 		App *s = sim.ServerApp(40032);
