@@ -387,6 +387,17 @@ protected:
 		return p;
 	}
 
+	/* Pair B (FrACK up 3, TCP ACK up 4 / IPsec ACK 4), which is held; its FrACK. */
+	Bytes send_pair_b()
+	{
+		Bytes frack_b = frack_pkt(3);
+		inject(term.get(), lan, frack_b);
+		inject(term.get(), lan, ack_pkt(4, 4));
+		run_for(100000000);
+		EXPECT_TRUE(recv(terr).empty()) << "pair B must be held";
+		return frack_b;
+	}
+
 	/* Setup from the MH, acknowledged back to it; returns the acknowledgement. */
 	Bytes do_setup()
 	{
@@ -537,11 +548,7 @@ TEST_F(LiftStage, PairHeldAndFrackForwardedOnExpiryWithDataUnacknowledged)
 	EXPECT_TRUE(fi.timer_running);
 	uint64_t t_expiry = fi.timer_at;
 
-	Bytes frack_b = frack_pkt(3);
-	inject(term.get(), lan, frack_b);
-	inject(term.get(), lan, ack_pkt(4, 4));
-	run_for(100000000);
-	EXPECT_TRUE(recv(terr).empty()) << "pair B must be held";
+	Bytes frack_b = send_pair_b();
 	ASSERT_EQ(flow_info(&fi), 0);
 	EXPECT_TRUE(fi.held_pair);
 	EXPECT_EQ(lstats().held, 2u);
@@ -619,11 +626,7 @@ TEST_F(LiftStage, Ipv6SetupPairHeldAndFrackStrippedOnExpiry)
 	ASSERT_EQ(flow_info(&fi), 0);
 	ASSERT_TRUE(fi.timer_running);
 	uint64_t t_expiry = fi.timer_at;
-	Bytes frack_b = frack_pkt(3);
-	inject(term.get(), lan, frack_b);
-	inject(term.get(), lan, ack_pkt(4, 4));
-	run_for(100000000);
-	EXPECT_TRUE(recv(terr).empty()) << "pair B must be held";
+	Bytes frack_b = send_pair_b();
 	ASSERT_GT(t_expiry, now);
 	run_for(t_expiry - now + 5000000);
 	out = recv(terr);

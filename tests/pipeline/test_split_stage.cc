@@ -689,6 +689,24 @@ protected:
 	void two_workers_check();
 	void second_after_time_wait(bool pool_of_one);
 
+	/*
+	 * Start, one connection from client port sport (1000 bytes up, down
+	 * down), both FINs: the client closed first, so the hub's leg toward the
+	 * server waits in TIME-WAIT and the terminal's closed passively.
+	 */
+	void connection_into_time_wait(uint16_t sport, uint64_t down)
+	{
+		start();
+		session_up();
+		server.to_send = down;
+		ClientConnect(sport, 1000);
+		run_until(now + 10000000000ull);
+		ASSERT_TRUE(Bytewise(server.rx, 11, 1000));
+		ASSERT_TRUE(Bytewise(client.rx, 22, down));
+		ASSERT_EQ(sgw_split_dp_open(hub.get()), 1u) << "the hub's leg lingers in TIME-WAIT";
+		ASSERT_EQ(sgw_split_dp_open(term.get()), 0u) << "the terminal's closed passively";
+	}
+
 	/* New client and server hosts for a next connection (same addresses). */
 	void fresh_peers()
 	{
@@ -887,15 +905,7 @@ TEST_F(SplitStage, TerminalRestartEndsInRstToTheServer)
  */
 TEST_F(SplitStage, PortReusedWhileHubLegInTimeWaitIsAccepted)
 {
-	start();
-	session_up();
-	server.to_send = 200000;
-	ClientConnect(40001, 1000);
-	run_until(now + 10000000000ull);
-	ASSERT_TRUE(Bytewise(server.rx, 11, 1000));
-	ASSERT_TRUE(Bytewise(client.rx, 22, 200000));
-	ASSERT_EQ(sgw_split_dp_open(hub.get()), 1u) << "the hub's leg lingers in TIME-WAIT";
-	ASSERT_EQ(sgw_split_dp_open(term.get()), 0u) << "the terminal's closed passively";
+	ASSERT_NO_FATAL_FAILURE(connection_into_time_wait(40001, 200000));
 
 	/* A new connection from the same port, 10 s later (well within 2 MSL). */
 	fresh_peers();
@@ -923,14 +933,7 @@ SplitStage::second_after_time_wait(bool pool_of_one)
 	hub_split = pool_of_one ?
 		"split: {max_connections_per_worker: 1, max_connections_per_terminal: 1}\n" :
 		"split: {relay_terminal_bytes: 524288}\n";  /* two relays: one connection */
-	start();
-	session_up();
-	server.to_send = 20000;
-	ClientConnect(40010, 1000);
-	run_until(now + 10000000000ull);
-	ASSERT_TRUE(Bytewise(server.rx, 11, 1000));
-	ASSERT_TRUE(Bytewise(client.rx, 22, 20000));
-	ASSERT_EQ(sgw_split_dp_open(hub.get()), 1u) << "the hub's leg lingers in TIME-WAIT";
+	ASSERT_NO_FATAL_FAILURE(connection_into_time_wait(40010, 20000));
 	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_TW_RELEASED), 1u);
 
 	/* Another client port, 10 s later (well within 2 MSL). */
