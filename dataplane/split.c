@@ -524,8 +524,9 @@ static void half_free(struct sp_worker *x, struct sp_obj *o);
  * 8 split connections a second, a terminal 32 a minute, before new ones were
  * bypassed. A half whose stream ended cleanly and whose relays are empty
  * (sgw_split_relays_done) needs only its leg's timer: its relay budget goes
- * back to its terminal and worker at once (tw_release), and when the pool is
- * full a new connection takes the slot of such a half (tw_reclaim: its
+ * back to its terminal and worker at once (tw_release), and when the pool (or
+ * the terminal's max_connections_per_terminal) is full a new connection takes
+ * the place of such a half (tw_reclaim: its
  * TIME-WAIT ends early, as Linux drops TIME-WAIT sockets past
  * tcp_max_tw_buckets; a late FIN from that peer is then forwarded as an
  * unknown flow's segment, the peer's own timers end it).
@@ -541,10 +542,11 @@ tw_release(struct sp_worker *x, struct sp_obj *o)
 /*
  * A clock hand over the pool, at most SP_TW_PROBES slots per call (work
  * bounded by local state, not by how many halves wait): frees the first
- * released half in TIME-WAIT it meets. 1 when a slot was freed.
+ * released half in TIME-WAIT it meets, of session sess (NONE32: any). 1 when
+ * a half was freed.
  */
 static int
-tw_reclaim(struct sp_worker *x)
+tw_reclaim(struct sp_worker *x, uint32_t sess)
 {
 	uint32_t k;
 
@@ -555,7 +557,8 @@ tw_reclaim(struct sp_worker *x)
 
 		x->tw_hand = i + 1u < x->pool.cap ? i + 1u : 0u;
 		if (x->pool.next[i] == NONE32 - 1u && sp->state != SGW_SPLIT_S_FREE &&
-		    (o->flags & SP_F_RELEASED) && sp->tcp.state == SGW_TCP_TIME_WAIT) {
+		    (o->flags & SP_F_RELEASED) && sp->tcp.state == SGW_TCP_TIME_WAIT &&
+		    (sess == NONE32 || o->sess == sess)) {
 			half_free(x, o);
 			x->ctr[SGW_SPD_TW_RECYCLED]++;
 			return 1;
@@ -655,11 +658,11 @@ half_alloc(struct sp_worker *x, uint32_t sess, struct sgw_split_bufs *b, int *wh
 	uint32_t idx, id;
 
 	/* The worker's pool first: with one terminal its cap is the terminal's too. */
-	if (x->pool.used >= x->pool.cap && !tw_reclaim(x)) {
+	if (x->pool.used >= x->pool.cap && !tw_reclaim(x, NONE32)) {
 		*why = SGW_SPD_BYP_POOL_FULL;
 		return NULL;
 	}
-	if (x->term_conns[sess] >= d->max_term) {
+	if (x->term_conns[sess] >= d->max_term && !tw_reclaim(x, sess)) {
 		*why = SGW_SPD_BYP_TERMINAL_CAP;
 		return NULL;
 	}

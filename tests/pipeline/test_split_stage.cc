@@ -687,7 +687,9 @@ protected:
 	void BothWays();
 	void HubOpens();
 	void two_workers_check();
-	void second_after_time_wait(bool pool_of_one);
+	/* cap 0: the terminal's relay budget holds one connection; 1: the pool
+	 * holds one half; 2: max_connections_per_terminal 1 */
+	void second_after_time_wait(int cap);
 
 	/*
 	 * Start, one connection from client port sport (1000 bytes up, down
@@ -924,14 +926,17 @@ TEST_F(SplitStage, PortReusedWhileHubLegInTimeWaitIsAccepted)
  * TIME-WAIT (docs/tcp-split.md "TIME-WAIT"): the hub's leg closed first and
  * waits 60 s. Its half's relay budget goes back at once (tw_released), so a
  * terminal whose relay budget holds one connection opens a second one 10 s
- * later; and with a pool of one half, the second connection takes the slot of
- * the half in TIME-WAIT (tw_recycled) instead of being refused.
+ * later; and with a pool of one half, or a terminal cap of one connection,
+ * the second connection takes the place of the half in TIME-WAIT
+ * (tw_recycled) instead of being refused.
  */
 void
-SplitStage::second_after_time_wait(bool pool_of_one)
+SplitStage::second_after_time_wait(int cap)
 {
-	hub_split = pool_of_one ?
+	const bool recycled = cap != 0;
+	hub_split = cap == 1 ?
 		"split: {max_connections_per_worker: 1, max_connections_per_terminal: 1}\n" :
+		cap == 2 ? "split: {max_connections_per_terminal: 1}\n" :
 		"split: {relay_terminal_bytes: 524288}\n";  /* two relays: one connection */
 	ASSERT_NO_FATAL_FAILURE(connection_into_time_wait(40010, 20000));
 	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_TW_RELEASED), 1u);
@@ -943,11 +948,11 @@ SplitStage::second_after_time_wait(bool pool_of_one)
 	run_until(now + 10000000000ull);
 	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_ACCEPTED), 2u);
 	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_REFUSED), 0u);
-	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_TW_RECYCLED), pool_of_one ? 1u : 0u);
+	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_TW_RECYCLED), recycled ? 1u : 0u);
 	EXPECT_EQ(sgw_split_dp_ctr(hub.get(), SGW_SPD_TW_RELEASED), 2u);
 	EXPECT_TRUE(Bytewise(server.rx, 11, 2000)) << "server got " << server.rx.size();
 	EXPECT_TRUE(Bytewise(client.rx, 22, 3000)) << "client got " << client.rx.size();
-	EXPECT_EQ(sgw_split_dp_open(hub.get()), pool_of_one ? 1u : 2u);
+	EXPECT_EQ(sgw_split_dp_open(hub.get()), recycled ? 1u : 2u);
 	/* Past TIME-WAIT every half is freed and the budget is whole again. */
 	run_until(now + 70000000000ull, 5000000);
 	EXPECT_EQ(sgw_split_dp_open(hub.get()), 0u);
@@ -959,12 +964,17 @@ SplitStage::second_after_time_wait(bool pool_of_one)
 
 TEST_F(SplitStage, TimeWaitGivesTheRelayBudgetBack)
 {
-	second_after_time_wait(false);
+	second_after_time_wait(0);
 }
 
 TEST_F(SplitStage, TimeWaitHalfRecycledWhenThePoolIsFull)
 {
-	second_after_time_wait(true);
+	second_after_time_wait(1);
+}
+
+TEST_F(SplitStage, TimeWaitHalfRecycledAtTheTerminalsConnectionCap)
+{
+	second_after_time_wait(2);
 }
 
 /*
