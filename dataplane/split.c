@@ -515,7 +515,53 @@ relay_give_back(struct sp_worker *x, const struct sp_obj *o)
 	x->relay_used -= two;
 }
 
-static void half_free(struct sp_worker *x, struct sp_obj *o);
+static void
+half_free(struct sp_worker *x, struct sp_obj *o)
+{
+	struct sgw_worker *w = x->w;
+	struct sgw_flow_table *ft = w->flows;
+	struct sgw_split *sp = half_of(x, o);
+	uint32_t idx = idx_of(x, o), id;
+
+	rwc_fold(x, o);
+
+	for (id = 0; id < SGW_TCP_T__COUNT; id++)
+		sgw_tev_stop(w->tw, &sp->tcp.tw[id]);
+	for (id = 0; id < 2; id++)
+		sgw_tev_stop(w->tw, &sp->tw_split[id]);
+	/* A half registered on one of this box's opener channels gives it back. */
+	if (sp->channel >= x->ch_lo && sp->channel <= x->ch_hi &&
+	    o->sess < SPD(w->dp)->n_sess && ch_find(x, ch_key(o->sess, sp->channel)) == idx)
+		x->sess_open_ch[o->sess]--;
+	ch_del(x, ch_key(o->sess, sp->channel));
+	if (o->fpos != NONE32 && o->fpos < ft->cap && ft->e[o->fpos].mech == idx &&
+	    ft->e[o->fpos].mech_stage == SGW_STAGE_SPLIT)
+		sgw_flow_del(ft, w->tw, o->fpos);
+	if (o->sess < SPD(w->dp)->n_sess)
+		x->term_conns[o->sess]--;
+	if (!(o->flags & SP_F_RELEASED))
+		relay_give_back(x, o);
+	sp->state = SGW_SPLIT_S_FREE;
+	stall_clear(x, o);  /* a stale entry in the stalled list finds it free */
+	x->ctr[SGW_SPD_CLOSED]++;
+	sgw_pool_free(&x->pool, idx);
+}
+
+/*
+ * A half given up at once: its leg aborted (a RST to the local peer unless
+ * the leg is closed or in TIME-WAIT; the channel is gone, so nothing to the
+ * far half), whatever the abort asked ignored, the half freed with its
+ * timers. The leg is CLOSED before its slot is reused, as lib/sgw_tcp.h asks
+ * (its scoreboard, if any, back to the stack's pool).
+ */
+static void
+half_drop(struct sp_worker *x, struct sp_obj *o)
+{
+	struct sgw_split_out out;
+
+	sgw_split_abort(&x->env, half_of(x, o), x->w->now_ns, 0, &out);
+	half_free(x, o);
+}
 
 /*
  * TIME-WAIT (docs/tcp-split.md "TIME-WAIT"). A leg that closed first waits
@@ -556,47 +602,15 @@ tw_reclaim(struct sp_worker *x, uint32_t sess)
 		const struct sgw_split *sp = half_of(x, o);
 
 		x->tw_hand = i + 1u < x->pool.cap ? i + 1u : 0u;
-		if (x->pool.next[i] == NONE32 - 1u && sp->state != SGW_SPLIT_S_FREE &&
+		if (sgw_pool_in_use(&x->pool, i) && sp->state != SGW_SPLIT_S_FREE &&
 		    (o->flags & SP_F_RELEASED) && sp->tcp.state == SGW_TCP_TIME_WAIT &&
 		    (sess == NONE32 || o->sess == sess)) {
-			half_free(x, o);
+			half_drop(x, o);
 			x->ctr[SGW_SPD_TW_RECYCLED]++;
 			return 1;
 		}
 	}
 	return 0;
-}
-
-static void
-half_free(struct sp_worker *x, struct sp_obj *o)
-{
-	struct sgw_worker *w = x->w;
-	struct sgw_flow_table *ft = w->flows;
-	struct sgw_split *sp = half_of(x, o);
-	uint32_t idx = idx_of(x, o), id;
-
-	rwc_fold(x, o);
-
-	for (id = 0; id < SGW_TCP_T__COUNT; id++)
-		sgw_tev_stop(w->tw, &sp->tcp.tw[id]);
-	for (id = 0; id < 2; id++)
-		sgw_tev_stop(w->tw, &sp->tw_split[id]);
-	/* A half registered on one of this box's opener channels gives it back. */
-	if (sp->channel >= x->ch_lo && sp->channel <= x->ch_hi &&
-	    o->sess < SPD(w->dp)->n_sess && ch_find(x, ch_key(o->sess, sp->channel)) == idx)
-		x->sess_open_ch[o->sess]--;
-	ch_del(x, ch_key(o->sess, sp->channel));
-	if (o->fpos != NONE32 && o->fpos < ft->cap && ft->e[o->fpos].mech == idx &&
-	    ft->e[o->fpos].mech_stage == SGW_STAGE_SPLIT)
-		sgw_flow_del(ft, w->tw, o->fpos);
-	if (o->sess < SPD(w->dp)->n_sess)
-		x->term_conns[o->sess]--;
-	if (!(o->flags & SP_F_RELEASED))
-		relay_give_back(x, o);
-	sp->state = SGW_SPLIT_S_FREE;
-	stall_clear(x, o);  /* a stale entry in the stalled list finds it free */
-	x->ctr[SGW_SPD_CLOSED]++;
-	sgw_pool_free(&x->pool, idx);
 }
 
 /* Carry out what a lib call asked: timers, then the end of the half. */
@@ -623,21 +637,16 @@ half_out(struct sp_worker *x, struct sp_obj *o, const struct sgw_split_out *out)
 			timer_full = true;
 	}
 	if (out->events & (SGW_SPLIT_EV_CLOSED | SGW_SPLIT_EV_TW_REUSE)) {
-		if (out->events & SGW_SPLIT_EV_TW_REUSE) {
-			struct sgw_split_out o2;
-
-			sgw_split_abort(&x->env, half_of(x, o), w->now_ns, 0, &o2);
-		}
-		half_free(x, o);
+		if (out->events & SGW_SPLIT_EV_TW_REUSE)
+			half_drop(x, o);
+		else
+			half_free(x, o);
 		return;
 	}
 	if (timer_full) {
-		/* A half without its timers could hang for ever: give it up, both ways. */
-		struct sgw_split_out o2;
-
+		/* A half without its timers could hang for ever: give it up. */
 		x->ctr[SGW_SPD_TIMER_FULL]++;
-		sgw_split_abort(&x->env, half_of(x, o), w->now_ns, 0, &o2);
-		half_free(x, o);
+		half_drop(x, o);
 		return;
 	}
 	if (!(o->flags & SP_F_RELEASED) && sgw_split_relays_done(half_of(x, o)))
@@ -1005,7 +1014,6 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 	fp = rte_hash_lookup(ft->h, &key);
 	if (fp >= 0 && ft->e[fp].mech_stage == SGW_STAGE_SPLIT && ft->e[fp].mech != SGW_POOL_NONE) {
 		struct sp_obj *old = &x->objs[ft->e[fp].mech];
-		struct sgw_split_out o2;
 
 		/*
 		 * The client reused its port while this leg of its previous
@@ -1016,8 +1024,7 @@ half_accept(struct sp_worker *x, const struct sgw_snapshot *s, uint32_t sess, ui
 		 * still carries a stream: the OPEN is refused below.
 		 */
 		if (half_of(x, old)->tcp.state == SGW_TCP_TIME_WAIT) {
-			sgw_split_abort(&x->env, half_of(x, old), w->now_ns, 0, &o2);
-			half_free(x, old);
+			half_drop(x, old);
 			x->ctr[SGW_SPD_TW_REUSED]++;
 			fp = rte_hash_lookup(ft->h, &key);
 		}
@@ -1156,16 +1163,13 @@ split_sess_restart(struct sgw_worker *w, uint32_t sess)
 	x->s = __atomic_load_n(&w->dp->snap, __ATOMIC_ACQUIRE);
 	for (k = 0; k < x->pool.cap; k++) {
 		struct sp_obj *o = &x->objs[k];
-		struct sgw_split_out out;
 
-		if (x->pool.next[k] != NONE32 - 1u || half_of(x, o)->state == SGW_SPLIT_S_FREE ||
+		if (!sgw_pool_in_use(&x->pool, k) || half_of(x, o)->state == SGW_SPLIT_S_FREE ||
 		    o->sess != sess)
 			continue;
 		x->ctr[SGW_SPD_ABORTED_RESTART]++;
 		restart_probe(x, o);
-		sgw_split_abort(&x->env, half_of(x, o), w->now_ns, 0, &out);
-		/* Whatever the abort asked, the half goes now (its timers with it). */
-		half_free(x, o);
+		half_drop(x, o);
 	}
 }
 
@@ -1174,19 +1178,21 @@ split_timer(struct sgw_worker *w, const struct sgw_snapshot *s, uint32_t obj, ui
 {
 	struct sp_worker *x = SPW(w);
 	struct sgw_split_out out;
+	struct sgw_split *sp;
 	struct sp_obj *o;
 
 	if (x == NULL || obj >= x->pool.cap || timer >= SGW_SPLIT_T__COUNT)
 		return;
 	o = &x->objs[obj];
+	sp = half_of(x, o);
 	x->s = s;
 	if (timer < SGW_TCP_T__COUNT)
-		sgw_tev_fired(&half_of(x, o)->tcp.tw[timer]);
+		sgw_tev_fired(&sp->tcp.tw[timer]);
 	else
-		sgw_tev_fired(&half_of(x, o)->tw_split[timer - SGW_TCP_T__COUNT]);
-	if (half_of(x, o)->state == SGW_SPLIT_S_FREE)
+		sgw_tev_fired(&sp->tw_split[timer - SGW_TCP_T__COUNT]);
+	if (sp->state == SGW_SPLIT_S_FREE)
 		return;
-	sgw_split_timer(&x->env, half_of(x, o), w->now_ns, timer, &out);
+	sgw_split_timer(&x->env, sp, w->now_ns, timer, &out);
 	half_out(x, o, &out);
 }
 
@@ -1251,7 +1257,7 @@ split_stop(struct sgw_worker *w, const struct sgw_snapshot *s)
 		struct sp_obj *o = &x->objs[k];
 		struct sgw_split_out out;
 
-		if (x->pool.next[k] != NONE32 - 1u || half_of(x, o)->state == SGW_SPLIT_S_FREE)
+		if (!sgw_pool_in_use(&x->pool, k) || half_of(x, o)->state == SGW_SPLIT_S_FREE)
 			continue;
 		x->refuse_sess = o->sess;
 		if (sgw_split_stop(&x->env, half_of(x, o), w->now_ns, &out) != 0)
@@ -1495,7 +1501,7 @@ split_drain(struct sgw_dp *dp)
 			struct sp_obj *o = &x->objs[k];
 
 			/* In use (lib/sgw_pool.c marks live objects UINT32_MAX - 1). */
-			if (x->pool.next[k] == NONE32 - 1u && half_of(x, o)->state != SGW_SPLIT_S_FREE)
+			if (sgw_pool_in_use(&x->pool, k) && half_of(x, o)->state != SGW_SPLIT_S_FREE)
 				half_free(x, o);
 		}
 	}

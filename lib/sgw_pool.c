@@ -3,13 +3,12 @@
  * Fixed object pool by 32-bit index (contract: sgw_pool.h). Layout in the
  * caller's memory: the objects, each rounded up to a stride (8 bytes, or a
  * whole number of 64-byte lines from 64 bytes up), then one 32-bit link per
- * object: the next free index, or IN_USE.
+ * object: the next free index, or SGW_POOL_IN_USE.
  */
 #include <string.h>
 
 #include "sgw_pool.h"
 
-#define IN_USE (UINT32_MAX - 1)
 #define LINE 64u
 
 static uint32_t
@@ -58,7 +57,7 @@ sgw_pool_alloc(struct sgw_pool *p)
 		return SGW_POOL_NONE;
 	}
 	p->free_head = p->next[i];
-	p->next[i] = IN_USE;
+	p->next[i] = SGW_POOL_IN_USE;
 	p->used++;
 	if (p->used > p->used_max)
 		p->used_max = p->used;
@@ -69,7 +68,7 @@ sgw_pool_alloc(struct sgw_pool *p)
 int
 sgw_pool_free(struct sgw_pool *p, uint32_t idx)
 {
-	if (idx >= p->cap || p->next[idx] != IN_USE) {
+	if (idx >= p->cap || p->next[idx] != SGW_POOL_IN_USE) {
 		p->bad_free++;
 		return -1;
 	}

@@ -24,6 +24,7 @@ extern "C" {
 #endif
 
 #define SGW_POOL_NONE UINT32_MAX
+#define SGW_POOL_IN_USE (UINT32_MAX - 1) /* next[i] of a live object */
 #define SGW_POOL_MAX  (UINT32_MAX - 2)   /* objects; two index values are markers */
 
 struct sgw_pool {
@@ -60,6 +61,13 @@ static inline void *
 sgw_pool_get(const struct sgw_pool *p, uint32_t idx)
 {
 	return p->base + (size_t)idx * p->stride;
+}
+
+/* 1 when the object at idx (idx < cap) is allocated. */
+static inline int
+sgw_pool_in_use(const struct sgw_pool *p, uint32_t idx)
+{
+	return p->next[idx] == SGW_POOL_IN_USE;
 }
 
 #ifdef __cplusplus
