@@ -225,10 +225,17 @@ tb_ns fh "${WIRE[@]}" inject fh0 "$TB_MAC_FH" "$TB_MAC_GT" "$TB_IP_MH" "$TB_IP_F
 tb_box_wait_tel hub 30 /satgw/stats "d['drops']['lift_not_from_satellite'] >= $((before + LK_INJECT))"
 tb_log "injected $LK_INJECT LIFT packets at fh0 (source the MH): refused at the hub"
 
-kill -TERM "$CAP" 2>/dev/null || true
-tb_wait_pid "$CAP" 10 || tb_fail "the capture at fh0 failed ($TB_DIR/capture.log)"
+# The agent stops first (what it sent is final), then its last packets are let
+# arrive before the capture and the boxes stop: the terminal's satlink session
+# holds nothing unacknowledged (every reliable packet reached the hub, which
+# forwards it toward fh0 in the burst it arrives in). Without this wait a packet
+# still crossing the satellite (the connection's last segments) was dropped at the
+# stop (drops.shutdown) and the counts below missed it by one: seen in CI.
 kill -TERM "$AGENT"
 tb_wait_pid "$AGENT" 10 || tb_fail "mh_lift did not exit cleanly"
+tb_box_wait_tel term 20 /satgw/satlink 'd["0"]["pkts_queued"] == d["0"]["pkts_acked"]'
+kill -TERM "$CAP" 2>/dev/null || true
+tb_wait_pid "$CAP" 10 || tb_fail "the capture at fh0 failed ($TB_DIR/capture.log)"
 tb_boxes_stop_keep run hub term emu
 
 # ---- the VM at rest ------------------------------------------------------------------
