@@ -232,6 +232,11 @@ sgw_policy_restart_diff(const struct sgw_policy *cur, const struct sgw_policy *n
 			 cur->xcp.port != next->xcp.port ? "port" : "shaper_queue");
 		return 1;
 	}
+	/* One controller per session or one for the carrier: the stage's state is sized for one. */
+	if (cur->xcp.enabled && cur->satlink.enabled && cur->xcp.scope != next->xcp.scope) {
+		snprintf(why, len, "xcp.scope changed");
+		return 1;
+	}
 	/*
 	 * split: the stage is on from startup when a rule splits (its pools and
 	 * relays are sized then); rules that split may come and go on a reload

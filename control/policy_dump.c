@@ -372,6 +372,8 @@ put_xcp(FILE *f, const struct sgw_policy *p)
 		fprintf(f, "  capacity_bps: %" PRIu64 "\n", xp->capacity_bps);
 	if (!p->satlink.enabled)
 		fprintf(f, "  shaper_queue: %" PRIu32 "\n", xp->shaper_queue);
+	else
+		fprintf(f, "  scope: %s\n", sgw_xcp_scope_names[xp->scope]);
 	fputs("  alpha: ", f);
 	put_plain_real(f, xp->alpha);
 	fputs("\n  beta: ", f);

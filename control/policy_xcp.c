@@ -19,7 +19,7 @@
 enum {
 	XCK_ENABLED, XCK_PROTOCOL, XCK_CAPACITY, XCK_ALPHA, XCK_BETA, XCK_GAMMA,
 	XCK_INTERVAL_MIN, XCK_INTERVAL_INIT, XCK_RTT_MAX, XCK_PORT, XCK_SHAPER_QUEUE,
-	XCK_LEGACY, XCK_LEGACY_MAX_FLOWS, XCK_SEPARATE, XCK_QW_GAIN, XCK_QW_MIN,
+	XCK_LEGACY, XCK_LEGACY_MAX_FLOWS, XCK_SEPARATE, XCK_QW_GAIN, XCK_QW_MIN, XCK_SCOPE,
 };
 static const struct keyspec xcp_keys[] = {
 	[XCK_ENABLED] = { "enabled", false },
@@ -38,6 +38,7 @@ static const struct keyspec xcp_keys[] = {
 	[XCK_SEPARATE] = { "separate_queues", false },
 	[XCK_QW_GAIN] = { "queue_weight_gain", false },
 	[XCK_QW_MIN] = { "queue_weight_min", false },
+	[XCK_SCOPE] = { "scope", false },
 };
 
 /* Top-level keys that belong under 'xcp:' (the unambiguous ones). */
@@ -198,6 +199,21 @@ load_xcp(struct ld *ld, const struct ynode *key, const struct ynode *v)
 		}
 	} else if (p->satlink.enabled) {
 		xp->port = p->satlink.port;
+	}
+	/*
+	 * One controller per satlink session (each session's pacer is its own
+	 * bottleneck, at its share of the carrier) or one for the carrier.
+	 * Without satlink the egress shaper is the one queue: nothing to choose.
+	 */
+	if (vals[XCK_SCOPE] != NULL) {
+		unsigned int en_s;
+
+		if (ld->role_known && !p->satlink.enabled)
+			ERR(ld, vals[XCK_SCOPE], "'scope' chooses between satlink's sessions and "
+			    "its carrier; without satlink the egress shaper is the one queue");
+		else if (get_enum(ld, vals[XCK_SCOPE], "scope", sgw_xcp_scope_names,
+				  SGW_XCP_SCOPE__COUNT, &en_s))
+			xp->scope = (enum sgw_xcp_scope)en_s;
 	}
 	if (vals[XCK_SHAPER_QUEUE] != NULL) {
 		if (p->satlink.enabled)

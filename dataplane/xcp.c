@@ -102,6 +102,7 @@ static const char *const xs_ctr_names[SGW_XS__COUNT] = {
 	[SGW_XS_QO_SENT_BYTES] = "q_other_sent_bytes",
 	[SGW_XS_QX_DROP] = "q_xcp_drops",
 	[SGW_XS_QO_DROP] = "q_other_drops",
+	[SGW_XS_NO_SESSION] = "no_session",
 };
 
 /* The stage's own drop reasons (drops.*, from sgw_stage_drop_base(SGW_STAGE_XCP)). */
@@ -139,10 +140,11 @@ wq_conf_of(const struct sgw_policy *pol, struct sgw_xcpq_conf *c)
 }
 
 /*
- * The link's capacity in IP bytes/s: xcp.capacity_bps, else what satlink's
- * sessions may send together: the pacing rate of this end (hub: forward,
- * terminal: return; each session is paced at it, the terminals' shares of
- * one carrier) times the sessions, times the share of a full frame that is
+ * A controller's capacity in IP bytes/s: xcp.capacity_bps, else what its
+ * queue may send: the pacing rate of this end (hub: forward, terminal:
+ * return; each session is paced at it, the terminals' shares of one
+ * carrier), times the sessions the controller watches (one for scope
+ * session, all for scope carrier), times the share of a full frame that is
  * IP packet (satlink paces whole Ethernet frames).
  */
 static double
@@ -154,7 +156,16 @@ capacity_of(const struct sgw_xs *xs, const struct sgw_policy *pol)
 		return (double)pol->xcp.capacity_bps / 8.0;
 	bps = pol->role == SGW_ROLE_HUB ? pol->satlink.forward_rate_bps :
 		pol->satlink.return_rate_bps;
-	return (double)bps / 8.0 * xs->frame_eff * (double)xs->n_sess;
+	return (double)bps / 8.0 * xs->frame_eff * (xs->per_sess ? 1.0 : (double)xs->n_sess);
+}
+
+/* A session's controller takes new parameters: its budgets start whole. */
+static void
+sess_take(struct sgw_xs_sess *ss, const struct sgw_xcp_params *out)
+{
+	ss->par = *out;
+	ss->par.pos_left = out->pos_budget;
+	ss->par.neg_left = out->neg_budget;
 }
 
 static int
@@ -193,6 +204,7 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	if (sl != NULL) {
 		xs->pidx = sl->pidx;
 		xs->n_sess = sl->n_sess;
+		xs->per_sess = pol->xcp.scope == SGW_XCP_SCOPE_SESSION;
 		xs->frame_eff = (double)pol->satlink.frame_size /
 			(double)(pol->satlink.frame_size + RTE_ETHER_HDR_LEN +
 				 SGW_SATLINK_HDR_LEN + (sl->keyed ? SGW_SLC_OVERHEAD : 0));
@@ -233,14 +245,42 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	 */
 	if (sgw_xcp_ctl_init(&xs->conf, &xs->ctl, 0, NULL, dp->n_workers, xs->out) != 0)
 		return -1;
+	if (xs->per_sess) {
+		/* Each session's controller, as the carrier's above (its owner restarts it). */
+		xs->ss = rte_zmalloc("sgw_xs_sess", sizeof(*xs->ss) * RTE_MAX(sl->n_sess, 1u),
+				     RTE_CACHE_LINE_SIZE);
+		if (xs->ss == NULL)
+			return -1;
+		for (i = 0; i < sl->n_sess; i++) {
+			struct sgw_xs_sess *ss = &xs->ss[i];
+			struct sgw_xcp_params out;
+
+			ss->conf = xs->conf;
+			sgw_xcp_acc_init(&ss->acc);
+			if (sgw_xcp_ctl_init(&ss->conf, &ss->ctl, 0, NULL, 1, &out) != 0)
+				return -1;
+			sess_take(ss, &out);
+			sgw_xcp_qest_init(&ss->qest);
+		}
+	}
 	for (i = 0; i < dp->n_workers; i++) {
 		int socket = (int)rte_lcore_to_socket_id(dp->workers[i]->lcore);
 		struct sgw_xs_worker *x;
+		uint32_t k;
 
 		x = rte_zmalloc_socket("sgw_xs_worker", sizeof(*x), RTE_CACHE_LINE_SIZE, socket);
 		if (x == NULL)
 			return -1;
 		dp->workers[i]->sctx[SGW_STAGE_XCP] = x;
+		if (xs->per_sess) {
+			x->own = rte_zmalloc_socket("sgw_xs_own", sizeof(*x->own) *
+						    RTE_MAX(sl->n_sess, 1u), 0, socket);
+			if (x->own == NULL)
+				return -1;
+			for (k = 0; k < sl->n_sess; k++)
+				if (sl->sess[k].owner == i)
+					x->own[x->n_own++] = k;
+		}
 		sgw_xcp_acc_init(&xs->acc[i]);
 		sgw_xcp_pub_init(&xs->pub[i], &xs->out[i]);
 		x->local = xs->out[i];
@@ -266,11 +306,13 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	}
 	/* After satlink (a later row): packets leaving by its port come here first. */
 	sgw_stage_own_port(dp, xs->pidx, SGW_STAGE_XCP);
-	SGW_LOG(INFO, "xcp on port '%s' (protocol %u, %s): capacity %.0f bit/s, alpha %g "
+	SGW_LOG(INFO, "xcp on port '%s' (protocol %u, %s): capacity %.0f bit/s%s, alpha %g "
 		"beta %g gamma %g, interval %" PRIu64 " ms until H_rtt is seen, rtt_max %u ms",
 		pol->ports[xs->pidx].name, xs->proto,
-		xs->shaper ? "its own egress shaper" : "satlink's queue",
-		capacity_of(xs, pol) * 8.0,
+		xs->shaper ? "its own egress shaper" :
+		xs->per_sess ? "one controller per satlink session" :
+		"one controller for satlink's carrier",
+		capacity_of(xs, pol) * 8.0, xs->per_sess ? " per session" : "",
 		xs->conf.alpha, xs->conf.beta, xs->conf.gamma, xs->conf.d_init_ns / 1000000u,
 		pol->xcp.rtt_max_ms);
 	if (xs->twoq)
@@ -298,6 +340,7 @@ xs_fini(struct sgw_dp *dp)
 		if (x != NULL) {
 			rte_free(x->leg_mem);
 			rte_free(x->leg);
+			rte_free(x->own);
 		}
 		rte_free(dp->workers[i]->sctx[SGW_STAGE_XCP]);
 		dp->workers[i]->sctx[SGW_STAGE_XCP] = NULL;
@@ -307,6 +350,7 @@ xs_fini(struct sgw_dp *dp)
 		rte_free(XS(dp)->fsz);
 		rte_free(XS(dp)->foq);
 		rte_free(XS(dp)->fosz);
+		rte_free(XS(dp)->ss);
 	}
 	rte_free(dp->sdata[SGW_STAGE_XCP]);
 	dp->sdata[SGW_STAGE_XCP] = NULL;
@@ -420,6 +464,11 @@ xs_snapshot(struct sgw_dp *dp, struct sgw_snapshot *s, char *err, size_t errlen)
 
 	if (!s->pol.xcp.enabled || (xs != NULL && s->pol.xcp_proto != xs->proto)) {
 		snprintf(err, errlen, "xcp: 'enabled' and the XCP protocol number need a restart");
+		return -1;
+	}
+	if (xs != NULL && !xs->shaper &&
+	    (s->pol.xcp.scope == SGW_XCP_SCOPE_SESSION) != xs->per_sess) {
+		snprintf(err, errlen, "xcp: 'scope' needs a restart");
 		return -1;
 	}
 	if (xs != NULL && (s->pol.xcp.legacy != xs->legacy ||
@@ -562,8 +611,27 @@ xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 	struct sgw_xs *xs = XS(w->dp);
 	struct sgw_xs_worker *x = XSW(w);
 	struct sgw_xcp_acc *acc = &xs->acc[w->idx];
+	struct sgw_xcp_params *par = &x->local;
 	uint32_t size = pi->ip_ver != 0 ? pi->l3_len : rte_pktmbuf_pkt_len(m);
 	bool steered = false;  /* given to the controller as a flow's packet */
+
+	if (xs->per_sess) {
+		/*
+		 * The controller of the session whose queue the packet joins. No
+		 * session of this worker's (no terminal, a terminal without one,
+		 * another worker's): satlink sends it raw, counts it or drops it,
+		 * and no controller of ours owns the queue it takes.
+		 */
+		int32_t si = sgw_sl_sess_of_term(s, term);
+
+		if (si < 0 || sgw_sl_of(w->dp)->sess[si].owner != w->idx) {
+			x->ctr[SGW_XS_NO_SESSION]++;
+			sgw_stages[SGW_STAGE_SATLINK]->action(w, s, m, pi, term, rule);
+			return;
+		}
+		acc = &xs->ss[si].acc;
+		par = &xs->ss[si].par;
+	}
 
 	if (pi->cls == SGW_CLASS_TCP && x->leg != NULL && !legacy_segment(pi)) {
 		/*
@@ -579,7 +647,7 @@ xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 		uint8_t *p = legacy_ip(x, m, pi);
 		int32_t fb;
 
-		if (p != NULL && sgw_xcpl_data(x->leg, acc, &x->local, p, pi->l3_len, size,
+		if (p != NULL && sgw_xcpl_data(x->leg, acc, par, p, pi->l3_len, size,
 					       w->now_ns, &fb) == 1) {
 			x->ctr[SGW_XS_LEG_DATA]++;
 			steered = true;
@@ -614,7 +682,7 @@ xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 			e = sgw_xcp_parse(hdr, end - pi->l4_off, xs->proto, &f);
 		}
 		if (e == SGW_XCP_OK) {
-			rc = sgw_xcp_process(acc, &x->local, xs->proto, hdr, end - pi->l4_off,
+			rc = sgw_xcp_process(acc, par, xs->proto, hdr, end - pi->l4_off,
 					     size, NULL, &e);
 			steered = rc >= 0;
 		} else {
@@ -767,11 +835,85 @@ aggregate(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
 }
 
 static void
+sess_publish(struct sgw_xs_sess *ss, double cap, uint64_t qnow, uint64_t qp)
+{
+	sgw_seq_write_begin(&ss->tseq);
+	ss->tpub.epoch = ss->ctl.epoch;
+	ss->tpub.d_ns = ss->ctl.d_ns;
+	ss->tpub.t_start_ns = ss->ctl.t_start_ns;
+	ss->tpub.capacity_Bps = cap;
+	ss->tpub.queue_bytes = qnow;
+	ss->tpub.queue_persistent = qp;
+	ss->tpub.last = ss->ctl.last;
+	ss->tpub.xi_p = ss->par.xi_p;
+	ss->tpub.xi_n = ss->par.xi_n;
+	sgw_seq_write_end(&ss->tseq);
+}
+
+/*
+ * Scope session, on the owner every SGW_XS_QSAMPLE_NS: each of its sessions'
+ * queue into its persistent-queue estimator, and the interval ended where it
+ * is due (the interval is a mean RTT, hundreds of ms: a 1 ms grain is fine).
+ * The aggregation is the carrier's with one worker: the owner's accumulator
+ * is the session's.
+ */
+static void
+sess_loop(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs,
+	  struct sgw_xs_worker *x)
+{
+	uint64_t now = w->now_ns;
+	double cap = capacity_of(xs, &s->pol);
+	uint32_t k;
+
+	for (k = 0; k < x->n_own; k++) {
+		uint32_t si = x->own[k];
+		struct sgw_xs_sess *ss = &xs->ss[si];
+		struct sgw_xcp_params out;
+		uint64_t q = sgw_sl_queued_bytes(w->dp, si), qp;
+
+		if (!x->started) {
+			conf_of(&s->pol, &ss->conf);
+			if (sgw_xcp_conf_check(&ss->conf) != 0)
+				sgw_xcp_conf_default(&ss->conf);
+			sgw_xcp_acc_read(&ss->acc, &ss->snap);
+			sgw_xcp_ctl_init(&ss->conf, &ss->ctl, now, &ss->snap, 1, &out);
+			sess_take(ss, &out);
+			sgw_xcp_qest_init(&ss->qest);
+		}
+		sgw_xcp_qest_sample(&ss->qest, &ss->conf, now, q, ss->ctl.d_ns, cap);
+		if (now < sgw_xcp_ctl_deadline(&ss->ctl)) {
+			__atomic_store_n(&ss->tpub.queue_bytes, q, __ATOMIC_RELAXED);
+			if (!x->started)
+				sess_publish(ss, cap, q, 0);
+			continue;
+		}
+		sgw_xcp_acc_read(&ss->acc, &ss->snap);
+		qp = sgw_xcp_qest_value(&ss->qest, now);
+		sgw_xcp_aggregate(&ss->conf, &ss->ctl, &ss->snap, 1, cap, (double)qp, now,
+				  &ss->ctl, &out);
+		sess_take(ss, &out);
+		/* A reload may have changed the constants: the next interval runs with them. */
+		conf_of(&s->pol, &ss->conf);
+		if (sgw_xcp_conf_check(&ss->conf) != 0)
+			sgw_xcp_conf_default(&ss->conf);
+		sess_publish(ss, cap, q, qp);
+	}
+	x->started = true;
+}
+
+static void
 xs_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
 {
 	struct sgw_xs *xs = XS(w->dp);
 	struct sgw_xs_worker *x = XSW(w);
 
+	if (xs->per_sess) {
+		if (w->now_ns >= x->next_qsample_ns) {
+			x->next_qsample_ns = w->now_ns + SGW_XS_QSAMPLE_NS;
+			sess_loop(w, s, xs, x);
+		}
+		return;
+	}
 	if (xs->shaper)
 		shaper_pump(w, s, xs);
 	if (w->now_ns >= x->next_qsample_ns) {
@@ -785,14 +927,58 @@ xs_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
 
 /* ------------------------------------------------------------- reporting */
 
-void
-sgw_xs_read(const struct sgw_dp *dp, struct sgw_xs_tpub *out)
+int
+sgw_xs_sess_read(const struct sgw_dp *dp, uint32_t si, struct sgw_xs_tpub *out,
+		 struct sgw_xcp_sums *sums)
 {
 	const struct sgw_xs *xs = XS(dp);
 
 	memset(out, 0, sizeof(*out));
-	if (xs != NULL)
+	if (sums != NULL)
+		memset(sums, 0, sizeof(*sums));
+	if (xs == NULL || !xs->per_sess || si >= xs->n_sess)
+		return -1;
+	sgw_seq_read(&xs->ss[si].tseq, out, &xs->ss[si].tpub, sizeof(*out));
+	if (sums != NULL)
+		sgw_xcp_acc_read(&xs->ss[si].acc, sums);
+	return 0;
+}
+
+void
+sgw_xs_read(const struct sgw_dp *dp, struct sgw_xs_tpub *out)
+{
+	const struct sgw_xs *xs = XS(dp);
+	struct sgw_xs_tpub one;
+	uint32_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (xs == NULL)
+		return;
+	if (!xs->per_sess) {
 		sgw_seq_read(&xs->tseq, out, &xs->tpub, sizeof(*out));
+		return;
+	}
+	/* Scope session: the sessions' sums (xi_p, xi_n are per session only). */
+	for (i = 0; i < xs->n_sess; i++) {
+		sgw_xs_sess_read(dp, i, &one, NULL);
+		out->epoch += one.epoch;
+		out->d_ns = RTE_MAX(out->d_ns, one.d_ns);
+		out->t_start_ns = RTE_MAX(out->t_start_ns, one.t_start_ns);
+		out->capacity_Bps += one.capacity_Bps;
+		out->queue_bytes += __atomic_load_n(&xs->ss[i].tpub.queue_bytes,
+						    __ATOMIC_RELAXED);
+		out->queue_persistent += one.queue_persistent;
+		out->last.interval_ns = RTE_MAX(out->last.interval_ns, one.last.interval_ns);
+		out->last.d_ns = RTE_MAX(out->last.d_ns, one.last.d_ns);
+		out->last.capacity_Bps += one.last.capacity_Bps;
+		out->last.input_Bps += one.last.input_Bps;
+		out->last.spare_Bps += one.last.spare_Bps;
+		out->last.queue_bytes += one.last.queue_bytes;
+		out->last.phi_bytes += one.last.phi_bytes;
+		out->last.h_bytes += one.last.h_bytes;
+		out->last.flows += one.last.flows;
+		out->last.rtt_flow_ns = RTE_MAX(out->last.rtt_flow_ns, one.last.rtt_flow_ns);
+	}
 }
 
 void
@@ -818,7 +1004,16 @@ sgw_xs_counters(const struct sgw_dp *dp, uint64_t ctr[SGW_XS__COUNT],
 			ctr[k] += __atomic_load_n(&x->ctr[k], __ATOMIC_RELAXED);
 		for (k = 0; k < SGW_XCP_E__COUNT; k++)
 			bad[k] += __atomic_load_n(&x->bad[k], __ATOMIC_RELAXED);
+		if (xs->per_sess)
+			continue;
 		sgw_xcp_acc_read(&xs->acc[i], &one);
+		for (k = 0; k < SGW_XCP_S__COUNT; k++)
+			sums->v[k] += one.v[k];
+	}
+	for (i = 0; xs->per_sess && i < xs->n_sess; i++) {
+		struct sgw_xcp_sums one;
+
+		sgw_xcp_acc_read(&xs->ss[i].acc, &one);
 		for (k = 0; k < SGW_XCP_S__COUNT; k++)
 			sums->v[k] += one.v[k];
 	}
@@ -868,6 +1063,9 @@ xs_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void (*fd)(void *, const char *
 
 	sgw_xs_counters(dp, ctr, bad, &sums);
 	sgw_xs_read(dp, &t);
+	/* Scope session: the link's fields below are its sessions' sums. */
+	fn(ctx, "per_session", XS(dp)->per_sess);
+	fn(ctx, "controllers", XS(dp)->per_sess ? XS(dp)->n_sess : 1u);
 	fd(ctx, "capacity_bps", t.capacity_Bps * 8.0);
 	fd(ctx, "input_bps", t.last.input_Bps * 8.0);
 	fd(ctx, "spare_bps", t.last.spare_Bps * 8.0);
@@ -919,6 +1117,38 @@ xs_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void (*fd)(void *, const char *
 	}
 }
 
+/* Scope session: one session's controller (sgw_xs_sess_read). */
+static void
+sess_fields(const struct sgw_dp *dp, uint32_t si, sgw_kv_fn fn,
+	    void (*fd)(void *, const char *, double), void *ctx)
+{
+	struct sgw_xcp_sums sums;
+	struct sgw_xs_tpub t;
+
+	sgw_xs_sess_read(dp, si, &t, &sums);
+	fn(ctx, "terminal_id", sgw_sl_of(dp)->sess[si].term_id);
+	fn(ctx, "worker", sgw_sl_of(dp)->sess[si].owner);
+	fd(ctx, "capacity_bps", t.capacity_Bps * 8.0);
+	fd(ctx, "input_bps", t.last.input_Bps * 8.0);
+	fd(ctx, "spare_bps", t.last.spare_Bps * 8.0);
+	fn(ctx, "queue_bytes", __atomic_load_n(&XS(dp)->ss[si].tpub.queue_bytes,
+					       __ATOMIC_RELAXED));
+	fn(ctx, "queue_persistent_bytes", t.queue_persistent);
+	fn(ctx, "control_intervals", t.epoch);
+	fn(ctx, "control_interval_ns", t.d_ns);
+	fd(ctx, "phi_bytes", t.last.phi_bytes);
+	fd(ctx, "shuffled_bytes", t.last.h_bytes);
+	fd(ctx, "flows", t.last.flows);
+	fn(ctx, "rtt_flow_ns", (uint64_t)t.last.rtt_flow_ns);
+	fd(ctx, "xi_p", t.xi_p);
+	fd(ctx, "xi_n", t.xi_n);
+	fn(ctx, "feedback_positive_bytes", sums.v[SGW_XCP_S_FB_POS]);
+	fn(ctx, "feedback_negative_bytes", sums.v[SGW_XCP_S_FB_NEG]);
+	fn(ctx, "input_bytes", sums.v[SGW_XCP_S_BYTES]);
+	fn(ctx, "input_pkts", sums.v[SGW_XCP_S_PKTS]);
+	fn(ctx, "xcp_pkts_with_rtt", sums.v[SGW_XCP_S_XPKTS]);
+}
+
 struct json_ctx {
 	FILE *f;
 	int n;
@@ -946,10 +1176,21 @@ xs_write_json(const struct sgw_dp *dp, FILE *f)
 	const struct sgw_xs *xs = XS(dp);
 	struct json_ctx j = {.f = f};
 
+	uint32_t i;
+
 	fprintf(f, "  \"xcp\": {\"protocol\": %u, \"link_port\": %d, \"queue\": \"%s\",\n"
-		"    \"link\": {", xs->proto, xs->pidx, xs->shaper ? "shaper" : "satlink");
+		"    \"scope\": \"%s\",\n    \"link\": {", xs->proto, xs->pidx,
+		xs->shaper ? "shaper" : "satlink", xs->shaper ? "shaper" :
+		sgw_xcp_scope_names[xs->per_sess ? SGW_XCP_SCOPE_SESSION : SGW_XCP_SCOPE_CARRIER]);
 	xs_fields(dp, json_kv, json_kd, &j);
-	fprintf(f, "}\n  },\n");
+	fprintf(f, "},\n    \"sessions\": [");
+	for (i = 0; xs->per_sess && i < xs->n_sess; i++) {
+		j.n = 0;
+		fprintf(f, "%s\n      {", i ? "," : "");
+		sess_fields(dp, i, json_kv, json_kd, &j);
+		fputc('}', f);
+	}
+	fprintf(f, "]\n  },\n");
 }
 
 static void
@@ -969,6 +1210,9 @@ xs_print_summary(const struct sgw_dp *dp, FILE *f)
 		" bad header), %" PRIu64 " other to the link; feedback +%" PRIu64 " / -%" PRIu64
 		" bytes\n", ctr[SGW_XS_XCP_LINK], ctr[SGW_XS_LOWERED], ctr[SGW_XS_BAD],
 		ctr[SGW_XS_OTHER_LINK], sums.v[SGW_XCP_S_FB_POS], sums.v[SGW_XCP_S_FB_NEG]);
+	if (XS(dp)->per_sess)
+		fprintf(f, "  xcp: one controller per satlink session (%u; the line above sums "
+			"them: exit JSON xcp.sessions has each)\n", XS(dp)->n_sess);
 	if (XS(dp)->twoq)
 		fprintf(f, "  xcp queues: weight %.3f (target %.3f; flows %.1f XCP, %.1f other), "
 			"XCP capacity %.0f bit/s; sent %" PRIu64 " / %" PRIu64
@@ -1007,13 +1251,42 @@ tel_kd(void *ctx, const char *k, double v)
 	rte_tel_data_add_dict_string(ctx, k, b);
 }
 
+/* Sessions per telemetry answer (scope session): ~700 bytes each. */
+#define XS_TEL_PAGE 4
+
+/*
+ * /satgw/xcp[,first]: the link's fields, and with scope session the
+ * controllers of sessions first.. first + XS_TEL_PAGE - 1 under their
+ * session index ("next": the first of the next page), as /satgw/satlink
+ * pages its sessions.
+ */
 static int
 xs_telemetry(const struct sgw_dp *dp, const char *params, struct rte_tel_data *d)
 {
-	RTE_SET_USED(params);
+	const struct sgw_xs *xs = XS(dp);
+	uint32_t first = 0, i;
+
+	if (sgw_tel_parse_first(params, &first) != 0)
+		return -1;
 	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "protocol", XS(dp)->proto);
+	rte_tel_data_add_dict_u64(d, "protocol", xs->proto);
 	xs_fields(dp, tel_kv, tel_kd, d);
+	if (!xs->per_sess)
+		return 0;
+	rte_tel_data_add_dict_u64(d, "first", first);
+	for (i = first; i < xs->n_sess && i < first + XS_TEL_PAGE; i++) {
+		struct rte_tel_data *sd = rte_tel_data_alloc();
+		char key[16];
+
+		if (sd == NULL)
+			break;
+		rte_tel_data_start_dict(sd);
+		sess_fields(dp, i, tel_kv, tel_kd, sd);
+		snprintf(key, sizeof(key), "%u", i);
+		sgw_tel_add_container(d, key, sd);
+	}
+	if (i < xs->n_sess)
+		rte_tel_data_add_dict_u64(d, "next", i);
 	return 0;
 }
 
@@ -1034,7 +1307,8 @@ const struct sgw_stage_ops sgw_stage_xcp = {
 	.write_json = xs_write_json,
 	.print_summary = xs_print_summary,
 	.tel_cmd = "/satgw/xcp",
-	.tel_help = "satgw xcp: the link's controller (capacity, input, queue, feedback, "
-		    "flows) and the stage's counters",
+	.tel_help = "satgw xcp[,first]: the link's controller (capacity, input, queue, "
+		    "feedback, flows; scope session: the sessions' sums, and sessions "
+		    "first.. by index) and the stage's counters",
 	.telemetry = xs_telemetry,
 };

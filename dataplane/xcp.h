@@ -4,11 +4,16 @@
  * the router controller of lib/sgw_xcp.h at this end's egress toward the
  * satellite, which is satlink's queue (the feed queues and pacers of the
  * sessions), or without satlink the stage's own egress shaper (one worker).
- * One controller for the link (the satlink port, this end's
- * direction), carried by every worker: each worker adds the packets it
- * sends toward the link to its own accumulator and lowers H_feedback from
- * its own copy of the parameters; worker 0 aggregates once per control
- * interval and publishes the parameters through each worker's seqlock.
+ * With satlink, xcp.scope says which queue one controller watches:
+ * - session (default): one controller per satlink session (its feed queue
+ *   and pacer, paced at its share of the carrier), run by the session's
+ *   owner alone: its accumulator, parameters and interval are the owner's,
+ *   nothing is shared between workers (struct sgw_xs_sess).
+ * - carrier: one controller for the satlink port, carried by every worker:
+ *   each worker adds the packets it sends toward the link to its own
+ *   accumulator and lowers H_feedback from its own copy of the parameters;
+ *   worker 0 aggregates once per control interval and publishes the
+ *   parameters through each worker's seqlock.
  * docs/xcp.md, "The dataplane stage". Its state: dp->sdata[SGW_STAGE_XCP]
  * (struct sgw_xs) and each worker's sctx[SGW_STAGE_XCP] (struct
  * sgw_xs_worker). The header is for the stage and its tests.
@@ -57,6 +62,8 @@ enum sgw_xs_ctr {
 	SGW_XS_QO_SENT_BYTES,   /* IP bytes the other class sent */
 	SGW_XS_QX_DROP,         /* dropped at the XCP class's full queue */
 	SGW_XS_QO_DROP,         /* dropped at the other class's full queue */
+	/* scope session */
+	SGW_XS_NO_SESSION,      /* to the link without a session of this worker's: no controller */
 	SGW_XS__COUNT
 };
 
@@ -74,12 +81,30 @@ struct sgw_xs_tpub {
 	struct sgw_xcpq_telem wq;
 };
 
+/*
+ * xcp.scope session: one satlink session's controller. Written by the
+ * session's owner only (its accumulator with relaxed stores, its telemetry
+ * under its seqlock); read by any thread through those two.
+ */
+struct sgw_xs_sess {
+	struct sgw_xcp_acc acc;       /* the packets that joined this session's queue */
+	struct sgw_xcp_params par;    /* the parameters (the owner's: no publication) */
+	struct sgw_xcp_conf conf;     /* the constants of the running interval */
+	struct sgw_xcp_qest qest;
+	struct sgw_xcp_sums snap;
+	struct sgw_xcp_ctl ctl;
+	uint32_t tseq;
+	struct sgw_xs_tpub tpub;
+} __attribute__((aligned(64)));
+
 /* dp->sdata[SGW_STAGE_XCP] while the stage is on. */
 struct sgw_xs {
 	uint8_t proto;                /* the XCP protocol number */
 	int16_t pidx;                 /* the satlink port: the link */
 	uint32_t n_workers;
 	uint32_t n_sess;              /* satlink's sessions (the default capacity) */
+	bool per_sess;                /* xcp.scope session (with satlink): ss[n_sess] */
+	struct sgw_xs_sess *ss;
 	/*
 	 * Without satlink: the egress shaper (one worker, worker 0) owns the
 	 * link's queue, a FIFO of packets sent at the capacity.
@@ -130,6 +155,10 @@ struct sgw_xs {
 struct sgw_xs_worker {
 	struct sgw_xcp_params local;  /* this worker's copy of the parameters */
 	uint64_t next_qsample_ns;
+	/* scope session: the sessions this worker owns (their controllers run here) */
+	uint32_t n_own;
+	uint32_t *own;
+	bool started;
 	uint64_t ctr[SGW_XS__COUNT];
 	uint64_t bad[SGW_XCP_E__COUNT];   /* refused headers by sgw_xcp_err */
 	/*
@@ -160,8 +189,16 @@ sgw_xs_worker_of(const struct sgw_worker *w)
 	return (struct sgw_xs_worker *)w->sctx[SGW_STAGE_XCP];
 }
 
-/* A consistent copy of what worker 0 published (any thread). */
+/*
+ * A consistent copy of what worker 0 published (any thread). Scope session:
+ * the sessions' sums (capacity, input, spare, queues, phi, shuffled, flows,
+ * intervals; the largest interval and RTT; xi_p and xi_n zero: see
+ * sgw_xs_sess_read).
+ */
 void sgw_xs_read(const struct sgw_dp *dp, struct sgw_xs_tpub *out);
+/* Scope session: session si's controller (any thread). -1 if there is none. */
+int sgw_xs_sess_read(const struct sgw_dp *dp, uint32_t si, struct sgw_xs_tpub *out,
+		     struct sgw_xcp_sums *sums);
 /* The stage's counters summed over the workers (relaxed loads; any thread). */
 void sgw_xs_counters(const struct sgw_dp *dp, uint64_t ctr[SGW_XS__COUNT],
 		     uint64_t bad[SGW_XCP_E__COUNT], struct sgw_xcp_sums *sums);

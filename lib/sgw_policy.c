@@ -144,6 +144,8 @@ sgw_role_name(enum sgw_role r)
 	return "?";
 }
 
+const char *const sgw_xcp_scope_names[SGW_XCP_SCOPE__COUNT] = { "session", "carrier" };
+
 const char *
 sgw_port_role_name(enum sgw_port_role r)
 {

@@ -214,10 +214,21 @@ struct sgw_lift_policy {
  * at this end's egress toward the satellite (satlink's queue). Its
  * controller constants default to lib/sgw_xcp.h's (sgw_xcp_conf_default).
  */
+/*
+ * Which queue one controller watches when satlink carries the link
+ * (docs/xcp.md, "One controller per session, or one for the carrier").
+ */
+enum sgw_xcp_scope {
+	SGW_XCP_SCOPE_SESSION = 0,  /* one per satlink session, on its owner (default) */
+	SGW_XCP_SCOPE_CARRIER,      /* one for the satlink port, all workers together */
+	SGW_XCP_SCOPE__COUNT
+};
+
 struct sgw_xcp_policy {
 	bool enabled;               /* the section is present, its enabled not false */
 	uint8_t protocol;           /* the IP protocol XCP rides: protocols.xcp (254) */
-	uint64_t capacity_bps;      /* link capacity; 0: satlink's rate x sessions (xcp.md) */
+	uint64_t capacity_bps;      /* capacity per controller; 0: from satlink's rate (xcp.md) */
+	enum sgw_xcp_scope scope;   /* with satlink: session (default) or carrier */
 	double alpha;               /* 0.4 */
 	double beta;                /* 0.226 */
 	double gamma;               /* 0.1 */
@@ -324,6 +335,8 @@ bool sgw_action_built(enum sgw_action a);
 const char *sgw_action_name(enum sgw_action a);
 const char *sgw_role_name(enum sgw_role r);
 const char *sgw_port_role_name(enum sgw_port_role r);
+/* "session", "carrier" (xcp.scope), indexed by enum sgw_xcp_scope. */
+extern const char *const sgw_xcp_scope_names[SGW_XCP_SCOPE__COUNT];
 /* "end-to-end", "spoofed"; "rwnd", "petra", "ackres" ("?" out of range). */
 const char *sgw_split_handshake_name(unsigned int hs);
 const char *sgw_split_rwnd_name(unsigned int scheme);

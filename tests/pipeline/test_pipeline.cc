@@ -961,6 +961,10 @@ TEST(RestartDiff, XcpOnOffAndShaperAreRestartOnlyConstantsAreNot)
 	EXPECT_EQ(restart_diff(with("xcp: {}\n"),
 			       with("xcp: {capacity_bps: 5000000, alpha: 0.3, beta: 0.2, "
 				    "gamma: 0.05, rtt_max_ms: 2000}\n"), &why), 0) << why;
+	EXPECT_EQ(restart_diff(with("xcp: {}\n"), with("xcp: {scope: session}\n"), &why), 0)
+		<< why << ": session is the default";
+	EXPECT_EQ(restart_diff(with("xcp: {}\n"), with("xcp: {scope: carrier}\n"), &why), 1);
+	EXPECT_EQ(why, "xcp.scope changed");
 	const std::string s1 = "xcp: {port: sat, capacity_bps: 10000000}\n";
 	EXPECT_EQ(restart_diff(shaper(s1), shaper(s1), &why), 0) << why;
 	EXPECT_EQ(restart_diff(shaper(s1), shaper("xcp: {port: sat, capacity_bps: 10000000, "

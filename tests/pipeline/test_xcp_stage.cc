@@ -170,9 +170,21 @@ struct Hub {
 		}
 	}
 
+	/*
+	 * With satlink, xcp.scope for an xcp section that does not give one: the
+	 * tests of one link's controller (most below) run the carrier's, whose
+	 * telemetry is that one controller's; the session scope's tests set
+	 * "session" (or give the key themselves).
+	 */
+	std::string scope = "carrier";
+
 	std::string yaml(uint32_t ida, uint32_t idb, const std::string &service,
-			 const std::string &xcp) const
+			 const std::string &xcp_in) const
 	{
+		std::string xcp = xcp_in;
+		if (!service.empty() && xcp.rfind("xcp: {", 0) == 0 &&
+		    xcp.find("scope") == std::string::npos)
+			xcp.insert(6, "scope: " + scope + (xcp[6] == '}' ? "" : ", "));
 		return "version: 1\nrole: hub\nports:\n"
 		       "  - {name: terr, device: " + terr.name +
 		       ", role: terrestrial, peer: sat}\n"
@@ -875,6 +887,198 @@ TEST(XcpStage, ExitJsonSummaryAndTelemetry)
 	EXPECT_EQ(sgw_stages[SGW_STAGE_XCP]->telemetry(h.dp.get(), "", d), 0);
 	rte_tel_data_free(d);
 	EXPECT_STREQ(sgw_stages[SGW_STAGE_XCP]->tel_cmd, "/satgw/xcp");
+}
+
+/*
+ * Scope session against scope carrier on the same traffic. Each session is
+ * paced at 20 Mbit/s (C = 20 M x 1400/1436 IP bits/s); site a is sent about
+ * 1.4 C, site b about 0.1 C, for the first interval (100 ms). The carrier's
+ * controller sees 1.5 C of input against 2 C of capacity and tells both to
+ * speed up; per session, a's controller sees its own pacer overloaded and
+ * tells a to slow down, while b's tells b to speed up. A packet toward the
+ * link that has no session (no terminal owns its destination) reaches no
+ * controller in scope session and keeps its header.
+ */
+struct ScopeRun {
+	sgw_xs_tpub sum{}, a{}, b{};
+	int32_t fb_a = 0, fb_b = 0, fb_none = 0;     /* the second batch's, per site */
+	uint64_t no_session = 0, lowered = 0;
+	sgw_xcp_sums sums{};
+	uint32_t workers_of_ab[2] = {0, 0};
+};
+
+const uint32_t SC_PAYLOAD = 1400;       /* IP packet: 20 + 16 + 20 + 1400 = 1456 bytes */
+
+ScopeRun
+run_scope(const std::string &scope, uint32_t workers)
+{
+	ScopeRun r;
+	Hub h;
+	h.scope = scope;
+	h.start(workers, "bypass", "xcp: {}\n");
+	if (::testing::Test::HasFatalFailure())
+		return r;
+	h.run_until(0);
+	Frame none = tcp_to(false, 90000, 4, 100);
+	none.dst = "10.20.3.5";   /* inside the rule, no terminal's prefix */
+	h.inject(with_xcp(none, X{}));
+	for (uint32_t i = 0; i < 240; i++)
+		h.inject(with_xcp(tcp_to(false, 1000 + i, 4, SC_PAYLOAD), X{}));
+	for (uint32_t i = 0; i < 20; i++)
+		h.inject(with_xcp(tcp_to(true, 5000 + i, 4, SC_PAYLOAD), X{}));
+	h.run_until(150 * MS);
+	h.recv_sat();
+	sgw_xs_read(h.dp.get(), &r.sum);
+	sgw_xs_sess_read(h.dp.get(), 0, &r.a, nullptr);
+	sgw_xs_sess_read(h.dp.get(), 1, &r.b, nullptr);
+	const sgw_sl *sl = sgw_sl_of(h.dp.get());
+	if (sl != nullptr && sl->n_sess == 2) {
+		r.workers_of_ab[0] = sl->sess[0].owner;
+		r.workers_of_ab[1] = sl->sess[1].owner;
+	}
+	h.inject(with_xcp(tcp_to(false, 2000, 4, SC_PAYLOAD), X{}));
+	h.inject(with_xcp(tcp_to(true, 6000, 4, SC_PAYLOAD), X{}));
+	h.inject(with_xcp(none, X{}));
+	h.run_until(160 * MS);
+	for (auto &o : h.recv_sat()) {
+		uint32_t seq = uint32_t(o[L4 + 20 + 4]) << 24 | uint32_t(o[L4 + 20 + 5]) << 16 |
+			       uint32_t(o[L4 + 20 + 6]) << 8 | o[L4 + 20 + 7];
+		(seq == 2000 ? r.fb_a : seq == 6000 ? r.fb_b : r.fb_none) = fb_of(o, L4);
+	}
+	uint64_t ctr[SGW_XS__COUNT], badr[SGW_XCP_E__COUNT];
+	sgw_xs_counters(h.dp.get(), ctr, badr, &r.sums);
+	r.no_session = ctr[SGW_XS_NO_SESSION];
+	r.lowered = ctr[SGW_XS_LOWERED];
+	return r;
+}
+
+TEST(XcpStage, SessionScopeEachPacerItsOwnController)
+{
+	const double C = 20000000.0 / 8 * 1400 / (1400 + 14 + 22);   /* bytes/s, one session */
+	const double in_a = 240.0 * 1456 / 0.1, in_b = 20.0 * 1456 / 0.1;
+
+	ScopeRun car = run_scope("carrier", 1);
+	ASSERT_FALSE(HasFatalFailure());
+	EXPECT_NEAR(car.sum.capacity_Bps, 2 * C, 1e-6);
+	EXPECT_EQ(car.sum.epoch, 1u);
+	EXPECT_GT(car.sum.last.spare_Bps, 0.0) << "1.5 C of 2 C";
+	EXPECT_GT(car.fb_a, 0) << "the carrier tells the overloaded site to speed up";
+	EXPECT_GT(car.fb_b, 0);
+	EXPECT_GT(car.fb_none, 0) << "carrier: every packet toward the port is its input";
+	EXPECT_LT(car.fb_none, 1000000);
+	EXPECT_EQ(car.no_session, 0u);
+	EXPECT_EQ(car.a.epoch, 0u) << "no session controllers in scope carrier";
+
+	for (uint32_t workers : {1u, 2u}) {
+		SCOPED_TRACE("workers " + std::to_string(workers));
+		ScopeRun ses = run_scope("session", workers);
+		ASSERT_FALSE(HasFatalFailure());
+		if (workers == 2) {
+			EXPECT_NE(ses.workers_of_ab[0], ses.workers_of_ab[1])
+				<< "the two sessions' controllers run on different workers";
+		}
+		EXPECT_DOUBLE_EQ(ses.a.capacity_Bps, C);
+		EXPECT_DOUBLE_EQ(ses.b.capacity_Bps, C);
+		EXPECT_EQ(ses.a.epoch, 1u);
+		EXPECT_EQ(ses.b.epoch, 1u);
+		EXPECT_EQ(ses.a.d_ns, 600 * MS) << "the mean H_rtt of its own traffic";
+		/* Each controller measured its own session's input only. */
+		EXPECT_NEAR(ses.a.last.input_Bps, in_a, in_a * 0.02);
+		EXPECT_NEAR(ses.b.last.input_Bps, in_b, in_b * 0.02);
+		EXPECT_LT(ses.a.last.phi_bytes, 0.0) << "a's pacer is overloaded";
+		EXPECT_GT(ses.a.xi_n, 0.0);
+		EXPECT_GT(ses.b.last.phi_bytes, 0.0) << "b's pacer has room";
+		EXPECT_GT(ses.b.xi_p, 0.0);
+		EXPECT_LT(ses.fb_a, 0) << "site a is told to slow down";
+		EXPECT_GT(ses.fb_b, 0) << "site b to speed up";
+		EXPECT_LT(ses.fb_b, 1000000);
+		EXPECT_EQ(ses.fb_none, 1000000) << "no session, no controller: header untouched";
+		EXPECT_EQ(ses.no_session, 2u);
+		EXPECT_EQ(ses.lowered, 240u + 20 + 2);
+		/* The link's telemetry in scope session: the sessions' sums. */
+		EXPECT_DOUBLE_EQ(ses.sum.capacity_Bps, 2 * C);
+		EXPECT_EQ(ses.sum.epoch, 2u);
+		EXPECT_DOUBLE_EQ(ses.sum.last.input_Bps,
+				 ses.a.last.input_Bps + ses.b.last.input_Bps);
+		EXPECT_EQ(ses.sums.v[SGW_XCP_S_XPKTS], 240u + 20 + 2);
+		EXPECT_GT(ses.sums.v[SGW_XCP_S_FB_NEG], 0u);
+		EXPECT_GT(ses.sums.v[SGW_XCP_S_FB_POS], 0u);
+	}
+}
+
+/* Scope session with satlink's queue: each controller samples its own session's. */
+TEST(XcpStage, SessionScopeQueueIsTheSessionsOwn)
+{
+	Hub h;
+	h.scope = "session";
+	ASSERT_NO_FATAL_FAILURE(h.start(1, "reliable", "xcp: {}\n"));
+	h.run_until(0);
+	for (uint32_t i = 0; i < 200; i++)
+		h.inject(with_xcp(tcp_to(false, 1000 + i), X{}));
+	for (uint32_t i = 0; i < 100; i++)
+		h.inject(with_xcp(tcp_to(true, 3000 + i), X{}));
+	h.run_until(60 * MS);
+	const sgw_sl *sl = sgw_sl_of(h.dp.get());
+	ASSERT_NE(sl, nullptr);
+	ASSERT_EQ(sl->n_sess, 2u);
+	uint64_t q0 = sgw_sl_queued_bytes(h.dp.get(), 0), q1 = sgw_sl_queued_bytes(h.dp.get(), 1);
+	uint32_t iplen = uint32_t(with_xcp(tcp_to(false, 1), X{}).size() - 14);
+	/*
+	 * What each session's feed queue holds (the ARQ took the first packets
+	 * into its window, which the controller does not count: docs/xcp.md).
+	 */
+	EXPECT_EQ(q0, uint64_t(sgw_ring_count(&sl->sess[0].fqr)) * iplen);
+	EXPECT_EQ(q1, uint64_t(sgw_ring_count(&sl->sess[1].fqr)) * iplen);
+	EXPECT_EQ(sl->sess[0].term_id, 1001u) << "session 0 is site a's (the policy's order)";
+	EXPECT_GT(q1, 0u);
+	EXPECT_EQ(q0 - q1, 100u * iplen) << "site a was sent 100 packets more";
+	sgw_xs_tpub t0, t1, sum;
+	ASSERT_EQ(sgw_xs_sess_read(h.dp.get(), 0, &t0, nullptr), 0);
+	ASSERT_EQ(sgw_xs_sess_read(h.dp.get(), 1, &t1, nullptr), 0);
+	EXPECT_EQ(sgw_xs_sess_read(h.dp.get(), 2, &t1, nullptr), -1);
+	sgw_xs_read(h.dp.get(), &sum);
+	EXPECT_EQ(sum.queue_bytes, q0 + q1);
+	h.run_until(120 * MS);
+	ASSERT_EQ(sgw_xs_sess_read(h.dp.get(), 0, &t0, nullptr), 0);
+	ASSERT_EQ(sgw_xs_sess_read(h.dp.get(), 1, &t1, nullptr), 0);
+	EXPECT_EQ(t0.epoch, 1u);
+	EXPECT_EQ(t0.last.queue_bytes, double(q0)) << "its persistent queue: its own session's";
+	EXPECT_EQ(t1.last.queue_bytes, double(q1));
+	EXPECT_EQ(t0.queue_persistent, q0);
+
+	/* The exit JSON lists each session's controller; a reload may not change the scope. */
+	std::string path = "/tmp/xs_sess_" + std::to_string(getpid()) + ".json";
+	FILE *f = fopen(path.c_str(), "w");
+	ASSERT_NE(f, nullptr);
+	ASSERT_EQ(sgw_stats_write_json(h.dp.get(), f, 1.0), 0);
+	fclose(f);
+	if (access("/usr/bin/python3", X_OK) == 0) {
+		std::string cmd = "/usr/bin/python3 -c 'import json,sys; x = json.load("
+				  "open(sys.argv[1]))[\"xcp\"]; s = x[\"sessions\"]; "
+				  "assert x[\"scope\"] == \"session\" and len(s) == 2, x; "
+				  "assert x[\"link\"][\"controllers\"] == 2, x; "
+				  "assert sorted(e[\"terminal_id\"] for e in s)[0] == 1001, s; "
+				  "assert sum(e[\"queue_bytes\"] for e in s) == " +
+				  std::to_string(q0 + q1) + ", s' " + path;
+		EXPECT_EQ(system(cmd.c_str()), 0);
+	} else {
+		ADD_FAILURE() << "/usr/bin/python3 is needed to read the exit JSON";
+	}
+	unlink(path.c_str());
+	struct rte_tel_data *d = rte_tel_data_alloc();
+	ASSERT_NE(d, nullptr);
+	EXPECT_EQ(sgw_stages[SGW_STAGE_XCP]->telemetry(h.dp.get(), "1", d), 0);
+	rte_tel_data_free(d);
+	uint32_t a, b;
+	two_shards(a, b);
+	std::string y = h.yaml(a, b, "reliable", "xcp: {scope: carrier}\n");
+	struct sgw_policy pol;
+	struct sgw_cfg_errors errs;
+	char e[256] = "";
+	ASSERT_EQ(sgw_policy_load_buffer("xs.yaml", y.data(), y.size(), &pol, &errs), 0);
+	EXPECT_NE(sgw_dp_publish(h.dp.get(), &pol, e, sizeof(e)), 0);
+	sgw_policy_free(&pol);
+	EXPECT_STREQ(e, "xcp: 'scope' needs a restart");
 }
 
 /*

@@ -252,4 +252,30 @@ TEST(PolicyXcp, SeparateQueuesKeys)
 		   "'queue_weight_min' 0.6 is out of range (must be more than 0 and at most 0.5)");
 }
 
+TEST(PolicyXcp, ScopeKeys)
+{
+	/* With satlink: one controller per session by default, or one for the carrier. */
+	Loaded d(hub("xcp: {}\n"));
+	ASSERT_EQ(d.rc, 0) << d.errors();
+	EXPECT_EQ(d.p.xcp.scope, SGW_XCP_SCOPE_SESSION);
+	Loaded c(hub("xcp: {scope: carrier}\n"));
+	ASSERT_EQ(c.rc, 0) << c.errors();
+	EXPECT_EQ(c.p.xcp.scope, SGW_XCP_SCOPE_CARRIER);
+	Loaded s(hub("xcp: {scope: session}\n"));
+	ASSERT_EQ(s.rc, 0) << s.errors();
+	EXPECT_EQ(s.p.xcp.scope, SGW_XCP_SCOPE_SESSION);
+	Loaded bad(hub("xcp: {scope: link}\n"));
+	ASSERT_EQ(bad.rc, -1);
+	ASSERT_EQ(bad.errs.n, 1u) << bad.errors();
+	EXPECT_EQ(bad.errs.e[0].line, 10u);
+	EXPECT_EQ(bad.errs.e[0].col, 14u);
+	EXPECT_NE(std::string(bad.errs.e[0].msg).find("session"), std::string::npos)
+		<< bad.errors();
+	/* Without satlink the shaper is the one queue: the key is refused. */
+	expect_one(Loaded(hub("xcp: {port: sat, capacity_bps: 8000000, scope: carrier}\n",
+			      false)), 8, 48,
+		   "'scope' chooses between satlink's sessions and its carrier; without "
+		   "satlink the egress shaper is the one queue");
+}
+
 } // namespace
