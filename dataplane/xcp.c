@@ -15,7 +15,14 @@
  * - The class burst (packets of class xcp) is the stateless stage's rule
  *   lookup and emit: XCP packets that do not leave toward the satellite
  *   (returning ACKs at a hub) pass untouched.
- * - Several workers carry the link (each owns the sessions of its terminals):
+ * - xcp.scope session (the default with satlink): each satlink session's
+ *   pacer is a bottleneck of its own (paced at its share of the carrier),
+ *   so each session has its own controller (struct sgw_xs_sess). The
+ *   terminal is the unit of sharding: every packet toward a session is on
+ *   the session's owner, which runs the controller alone (accumulator,
+ *   parameters, queue samples, interval), nothing shared between workers.
+ * - xcp.scope carrier: one controller for the port, and several workers
+ *   carry that link (each owns the sessions of its terminals):
  *   per-worker accumulators (relaxed stores, no locked instruction), one
  *   aggregation per control interval by worker 0 in its loop hook (it needs
  *   no packet and runs every loop, so the interval ends on time), parameters

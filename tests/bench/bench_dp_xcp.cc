@@ -125,6 +125,7 @@ enum Kind { kTcp, kXcpPkts, kAcks };
 struct Rig {
 	const char *what = "";
 	bool xcp = false, legacy = false;
+	bool carrier = false;   // xcp.scope carrier (one controller for the port), else session
 	Kind kind = kTcp;
 	RingPort terr, sat;
 	sgw_dp *dp = nullptr;
@@ -156,7 +157,7 @@ struct Rig {
 	}
 };
 
-Rig g_fwd_tcp, g_xcp_tcp, g_fwd_x, g_xcp_x, g_leg_tcp, g_fwd_acks, g_leg_acks;
+Rig g_fwd_tcp, g_xcp_tcp, g_fwd_x, g_xcp_x, g_xcp_x_car, g_leg_tcp, g_fwd_acks, g_leg_acks;
 
 std::string
 hub_yaml(const Rig &r)
@@ -171,7 +172,8 @@ hub_yaml(const Rig &r)
 	       "workers: {idle_backoff_us: 0}\n"
 	       "satlink: {port: sat, forward_rate_bps: 400000000000, return_rate_bps: "
 	       "400000000000, peer_mac: \"02:00:00:00:04:01\", default_service: bypass}\n" +
-	       std::string(!r.xcp ? "" : r.legacy ? "xcp: {legacy: true}\n" : "xcp: {}\n");
+	       std::string(!r.xcp ? "" : r.legacy ? "xcp: {legacy: true}\n" :
+			   r.carrier ? "xcp: {scope: carrier}\n" : "xcp: {}\n");
 }
 
 // An XCP v2 header inserted after the IPv4 header (protocol 254), as the sender's agent does.
@@ -395,6 +397,7 @@ void BM_Forward_Tcp(benchmark::State &s) { run(s, g_fwd_tcp); }
 void BM_Xcp_Tcp(benchmark::State &s) { run(s, g_xcp_tcp); }
 void BM_Forward_XcpPkts(benchmark::State &s) { run(s, g_fwd_x); }
 void BM_Xcp_XcpPkts(benchmark::State &s) { run(s, g_xcp_x); }
+void BM_XcpCarrier_XcpPkts(benchmark::State &s) { run(s, g_xcp_x_car); }
 void BM_Legacy_Tcp(benchmark::State &s) { run(s, g_leg_tcp); }
 void BM_Forward_Acks(benchmark::State &s) { run(s, g_fwd_acks); }
 void BM_Legacy_Acks(benchmark::State &s) { run(s, g_leg_acks); }
@@ -476,7 +479,7 @@ stop_rig(Rig &r)
 		sgw_dp_drain(r.dp);
 		r.terr.destroy();
 		r.sat.destroy();
-		unsigned int in_use = rte_mempool_in_use_count(r.dp->pool);
+		unsigned int in_use = r.dp->pool ? rte_mempool_in_use_count(r.dp->pool) : 0;
 		if (in_use != 0)
 			std::fprintf(stderr, "bench_dp_xcp: WARNING: %s: %u mbufs not returned\n",
 				     r.what, in_use);
@@ -499,6 +502,7 @@ register_all(int64_t iters)
 		{"BM_Forward_XcpPkts", BM_Forward_XcpPkts},
 		{"BM_Xcp_Tcp", BM_Xcp_Tcp},
 		{"BM_Xcp_XcpPkts", BM_Xcp_XcpPkts},
+		{"BM_XcpCarrier_XcpPkts", BM_XcpCarrier_XcpPkts},
 		{"BM_Legacy_Tcp", BM_Legacy_Tcp},
 		{"BM_Forward_Acks", BM_Forward_Acks},
 		{"BM_Legacy_Acks", BM_Legacy_Acks},
@@ -523,7 +527,7 @@ int
 main(int argc, char **argv)
 {
 	std::string prefix = "xs_bench_" + std::to_string(getpid());
-	const char *eal[] = {"bench", "--no-huge", "-m", "1024", "--no-pci", "--file-prefix",
+	const char *eal[] = {"bench", "--no-huge", "-m", "2048", "--no-pci", "--file-prefix",
 			     prefix.c_str(), "-l", "0", "--log-level", "warning"};
 	int eal_argc = static_cast<int>(sizeof(eal) / sizeof(eal[0]));
 	int rc = 0;
@@ -546,10 +550,12 @@ main(int argc, char **argv)
 			     rte_strerror(rte_errno));
 		return 1;
 	}
+	g_xcp_x_car.carrier = true;
 	if (!start_rig(g_fwd_tcp, "forward-tcp", false, false, kTcp) ||
 	    !start_rig(g_xcp_tcp, "xcp-tcp", true, false, kTcp) ||
 	    !start_rig(g_fwd_x, "forward-xcp-pkts", false, false, kXcpPkts) ||
 	    !start_rig(g_xcp_x, "xcp-xcp-pkts", true, false, kXcpPkts) ||
+	    !start_rig(g_xcp_x_car, "xcp-carrier-xcp-pkts", true, false, kXcpPkts) ||
 	    !start_rig(g_leg_tcp, "legacy-tcp", true, true, kTcp) ||
 	    !start_rig(g_fwd_acks, "forward-acks", false, false, kAcks) ||
 	    !start_rig(g_leg_acks, "legacy-acks", true, true, kAcks))
@@ -558,6 +564,7 @@ main(int argc, char **argv)
 		benchmark::RunSpecifiedBenchmarks();
 	benchmark::Shutdown();
 	stop_rig(g_fwd_tcp);
+	stop_rig(g_xcp_x_car);
 	stop_rig(g_xcp_tcp);
 	stop_rig(g_fwd_x);
 	stop_rig(g_xcp_x);
