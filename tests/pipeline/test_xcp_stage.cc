@@ -1321,7 +1321,10 @@ run(Hub &h, bool legacy, LegRun &r)
 	sgw_xcp_sums sums;
 	sgw_xs_counters(h.dp.get(), r.ctr, badr, &sums);
 	sgw_xs_legacy_read(h.dp.get(), &r.ls);
-	sgw_xs_read(h.dp.get(), &r.t);
+	if (h.scope == "session")
+		sgw_xs_sess_read(h.dp.get(), 0, &r.t, nullptr);   /* site a's session */
+	else
+		sgw_xs_read(h.dp.get(), &r.t);
 	if (legacy) {
 		uint8_t s[4] = {198, 51, 100, 10}, d[4] = {10, 20, 1, 5};
 		const sgw_xcpa_flow *f = sgw_xcpl_find(sgw_xs_worker_of(h.dp->workers[0])->leg,
@@ -1333,14 +1336,21 @@ run(Hub &h, bool legacy, LegRun &r)
 
 } // namespace legacy
 
-TEST(XcpStage, LegacyClampsAcksToTheShareUnderOverload)
+/*
+ * Legacy mode under overload, with the one controller of the carrier (the
+ * test hub's default) or site a's session's own (scope session).
+ */
+void
+legacy_clamps(const std::string &scope)
 {
 	using namespace legacy;
 	Hub h;
 	LegRun r;
+	h.scope = scope;
 	ASSERT_NO_FATAL_FAILURE(run(h, true, r));
+	EXPECT_EQ(r.ctr[SGW_XS_NO_SESSION], 0u) << "every packet toward the link had its session";
 
-	/* The controller ran intervals under overload and gave negative feedback. */
+	/* The controller (site a's session's) ran intervals under overload: negative feedback. */
 	EXPECT_GE(r.t.epoch, 2u);
 	EXPECT_LT(r.t.last.phi_bytes, 0.0);
 	EXPECT_EQ(r.ls.flows_new, 1u);
@@ -1418,6 +1428,16 @@ TEST(XcpStage, LegacyClampsAcksToTheShareUnderOverload)
 	       (unsigned long long)clamped, r.acks_out.size(), ws.c_str());
 	EXPECT_EQ(r.ls.ctr[SGW_XCPL_C_CLAMPED], clamped);
 	/* The Hub's destructor checks the accounting identity. */
+}
+
+TEST(XcpStage, LegacyClampsAcksToTheShareUnderOverload)
+{
+	legacy_clamps("carrier");
+}
+
+TEST(XcpStage, LegacyClampsAcksToTheSessionsShareUnderOverload)
+{
+	legacy_clamps("session");
 }
 
 TEST(XcpStage, LegacyOffLeavesAcksByteExact)
