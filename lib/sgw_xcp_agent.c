@@ -80,6 +80,7 @@ static const char *const ctr_names[SGW_XCPA_C__COUNT] = {
 	[SGW_XCPA_C_FB_NEG_BYTES] = "feedback_neg_bytes",
 	[SGW_XCPA_C_CWND_FLOOR] = "cwnd_at_floor",
 	[SGW_XCPA_C_CWND_CAPPED] = "cwnd_capped",
+	[SGW_XCPA_C_CWND_CAP_SENT] = "cwnd_capped_by_sent",
 	[SGW_XCPA_C_CLAMPED] = "rwnd_clamped",
 	[SGW_XCPA_C_EDGE_HELD] = "rwnd_edge_held",
 	[SGW_XCPA_C_NO_SCALE] = "rwnd_no_scale",
@@ -665,6 +666,27 @@ wanted(const struct sgw_xcpa *a, const struct sgw_xcpa_flow *f, uint32_t pay_len
 	return fb > INT32_MAX ? INT32_MAX : (int32_t)fb;
 }
 
+/*
+ * Count a data segment into the flow's rounds of one smoothed RTT (none
+ * before the first RTT sample). A round that ends with nothing sent in the
+ * one after it leaves 0 as the last round's count: an idle flow has no
+ * window to show.
+ */
+static void
+round_sent(struct sgw_xcpa_flow *f, uint32_t bytes, uint64_t now)
+{
+	uint64_t rtt_ns = (uint64_t)f->rtt.srtt_us * 1000u;
+
+	if (bytes == 0 || rtt_ns == 0)
+		return;
+	if (now - f->rt_start_ns >= rtt_ns) {
+		f->rt_prev = now - f->rt_start_ns >= 2 * rtt_ns ? 0 : f->rt_bytes;
+		f->rt_bytes = 0;
+		f->rt_start_ns = now;
+	}
+	f->rt_bytes = f->rt_bytes > UINT32_MAX - bytes ? UINT32_MAX : f->rt_bytes + bytes;
+}
+
 enum sgw_xcpa_verdict
 sgw_xcpa_out(struct sgw_xcpa *a, uint8_t *p, size_t *len, size_t cap, uint64_t now)
 {
@@ -701,6 +723,7 @@ sgw_xcpa_out(struct sgw_xcpa *a, uint8_t *p, size_t *len, size_t cap, uint64_t n
 
 		if (sgw_xcpa_rtt_sent(&f->rtt, pk.seq, seg, now))
 			a->ctr[SGW_XCPA_C_RTT_KARN]++;
+		round_sent(f, pk.pay_len, now);
 		h.rtt_us = f->rtt.srtt_us;
 		h.cwnd = f->cwnd_xcp;
 		h.feedback = wanted(a, f, pk.pay_len);
@@ -742,16 +765,36 @@ apply_feedback(struct sgw_xcpa *a, struct sgw_xcpa_flow *f, int32_t rev)
 	 * scenario (d)) and, when the XCP router became the bottleneck, never
 	 * came down to the share in time, so min(cwnd_cubic, cwnd_xcp) never
 	 * switched to XCP. The cap never lowers cwnd_xcp: only feedback does.
+	 *
+	 * In flight: the sequence-space flight (highest sent - highest
+	 * cumulative ACK), or, once an RTT is known, what was sent in the last
+	 * round trip when that is less. During loss recovery behind another
+	 * bottleneck (SACK: the cumulative ACK stalls while new data goes out)
+	 * the first overstates the kernel's window and each recovery let
+	 * cwnd_xcp step up to ~3.4 x the kernel's window in scenario (d); what
+	 * the kernel sends per round trip is its window in use.
 	 */
 	if (rev > 0 && (f->state & SGW_XCPA_FS_UNA) && f->rtt.max_valid) {
 		int32_t d = sgw_seq_diff(f->rtt.snd_max, f->una);
-		int64_t cap = 2 * (int64_t)(d > 0 ? d : 0) + 2 * (int64_t)f->mss;
+		int64_t fl = d > 0 ? d : 0, cap;
+		bool by_sent = false;
 
+		if (f->rtt.srtt_us != 0) {
+			uint32_t r = f->rt_prev > f->rt_bytes ? f->rt_prev : f->rt_bytes;
+
+			if ((int64_t)r < fl) {
+				fl = r;
+				by_sent = true;
+			}
+		}
+		cap = 2 * fl + 2 * (int64_t)f->mss;
 		if (cap < (int64_t)f->cwnd_xcp)
 			cap = f->cwnd_xcp;
 		if (c > cap) {
 			c = cap;
 			a->ctr[SGW_XCPA_C_CWND_CAPPED]++;
+			if (by_sent)
+				a->ctr[SGW_XCPA_C_CWND_CAP_SENT]++;
 		}
 	}
 	/* cwnd_xcp = max(cwnd_xcp + feedback, 1 MSS) */

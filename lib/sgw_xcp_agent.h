@@ -223,6 +223,7 @@ enum sgw_xcpa_ctr {
 	SGW_XCPA_C_ECHOED,         /* receiver: ACKs carrying reverse feedback */
 	SGW_XCPA_C_ECHO_SEGS,      /* receiver: data segments whose feedback was summed */
 	SGW_XCPA_C_CWND_CAPPED,    /* sender: an increase held at 2 x in flight + 2 MSS */
+	SGW_XCPA_C_CWND_CAP_SENT,  /* of those, held by what was sent in a round trip */
 	SGW_XCPA_C__COUNT
 };
 
@@ -245,6 +246,15 @@ struct sgw_xcpa_flow {
 	struct sgw_xcpa_rtt rtt;
 	struct sgw_xcpa_edge edge;
 	uint32_t una;            /* highest ACK seen from the remote (FS_UNA) */
+	/*
+	 * Bytes of data segments sent (retransmissions too) in the current round
+	 * of one smoothed RTT, and in the round before it: the window the
+	 * sender's kernel is actually using, which the sequence-space flight
+	 * overstates during loss recovery (the cumulative ACK stalls).
+	 */
+	uint32_t rt_bytes;
+	uint32_t rt_prev;
+	uint64_t rt_start_ns;
 	/* receiver role */
 	int64_t fb_sum;          /* H_feedback summed since the last ACK sent */
 	uint32_t fb_segs;

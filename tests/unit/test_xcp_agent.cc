@@ -525,9 +525,11 @@ TEST(XcpAgent, CwndXcpFollowsFeedbackWithAnMssFloor)
 	EXPECT_EQ(fl->mss, 1400u);  // the smaller of the two SYNs' MSS
 	uint32_t c0 = fl->cwnd_xcp;
 	EXPECT_EQ(c0, 10u * 1400u);  // 10 MSS, set again at the SYN-ACK's MSS
-	// 1 MB in flight: increases stay below the cap (2 x in flight + 2 MSS).
-	Bytes far = p.Data(p.iss + 1 + 1000000, 1000);
-	p.snd.Out(far, p.now);
+	// 1 MB sent and in flight: increases stay below the cap (2 x in flight + 2 MSS).
+	for (uint32_t o = 0; o < 1000000; o += 1000) {
+		Bytes d = p.Data(p.iss + 1 + o, 1000);
+		p.snd.Out(d, p.now);
+	}
 	int64_t want = c0;
 	Rng rng(3);
 	for (int i = 0; i < 200; i++) {
@@ -586,6 +588,65 @@ TEST(XcpAgent, CwndXcpIncreaseCappedAtTwiceInFlight)
 	EXPECT_STREQ(sgw_xcpa_ctr_name(SGW_XCPA_C_CWND_CAPPED), "cwnd_capped");
 }
 
+// Loss recovery behind another bottleneck: the cumulative ACK stalls while the
+// kernel sends a reduced window per round trip. The cap follows what was sent
+// in the last round trip (the kernel's window in use), not the sequence-space
+// flight, which keeps growing (scenario (d) in docs/xcp.md).
+TEST(XcpAgent, CwndXcpCapFollowsWhatWasSentInARoundTrip)
+{
+	Pair p;
+	p.Handshake();  // the SYN timed: srtt 600 ms, now 600 ms
+	const sgw_xcpa_flow *fl = p.snd.Flow(p.base, p.now);
+	ASSERT_NE(fl, nullptr);
+	ASSERT_EQ(fl->rtt.srtt_us, 600000u);
+	ASSERT_EQ(fl->cwnd_xcp, 14000u);
+	const uint64_t rtt = 600 * kMs;
+	uint32_t nxt = p.iss + 1;
+	auto send = [&](int n) {
+		for (int i = 0; i < n; i++) {
+			Bytes d = p.Data(nxt, 1400);
+			p.snd.Out(d, p.now);
+			nxt += 1400;
+		}
+	};
+	send(20);  // round 1: 28000 bytes
+	p.now += rtt;
+	Bytes b = WithReverse(p.Ack(p.iss + 1 + 14000, 1000), 0);  // half acked, then a loss
+	p.snd.In(b, p.now);
+	send(8);   // round 2: the window cut in recovery, 11200 bytes
+	p.now += rtt;
+	send(8);   // round 3: 11200 bytes; the cumulative ACK still at the hole
+	b = WithReverse(p.Ack(p.iss + 1 + 14000, 1000), 1000000);
+	p.snd.In(b, p.now);
+	// Flight in sequence space 36400 (cap 75600); sent per round trip 11200.
+	EXPECT_EQ(fl->cwnd_xcp, 2u * 11200u + 2u * 1400u);
+	EXPECT_EQ(p.snd.C(SGW_XCPA_C_CWND_CAPPED), 1u);
+	EXPECT_EQ(p.snd.C(SGW_XCPA_C_CWND_CAP_SENT), 1u);
+	// Idle for two round trips, then one segment: the last round sent
+	// nothing, so an increase is held; the cap does not lower cwnd_xcp.
+	p.now += 3 * rtt;
+	send(1);
+	b = WithReverse(p.Ack(p.iss + 1 + 14000, 1000), 50000);
+	p.snd.In(b, p.now);
+	EXPECT_EQ(fl->cwnd_xcp, 25200u);
+	EXPECT_EQ(p.snd.C(SGW_XCPA_C_CWND_CAP_SENT), 2u);
+	// Negative feedback still applies whole.
+	b = WithReverse(p.Ack(p.iss + 1 + 14000, 1000), -5000);
+	p.snd.In(b, p.now);
+	EXPECT_EQ(fl->cwnd_xcp, 20200u);
+	// Everything acknowledged, a full round sent again, half of it
+	// acknowledged: the sequence flight is the smaller and binds.
+	b = WithReverse(p.Ack(nxt - 1400, 1000), 0);
+	p.snd.In(b, p.now);
+	p.now += rtt;
+	send(20);  // 28000 in the round; half of it acknowledged: 14000 in flight
+	b = WithReverse(p.Ack(nxt - 14000, 1000), 1000000);
+	p.snd.In(b, p.now);
+	EXPECT_EQ(fl->cwnd_xcp, 2u * 14000u + 2u * 1400u);
+	EXPECT_EQ(p.snd.C(SGW_XCPA_C_CWND_CAP_SENT), 2u) << "the flight bound, not the round";
+	EXPECT_STREQ(sgw_xcpa_ctr_name(SGW_XCPA_C_CWND_CAP_SENT), "cwnd_capped_by_sent");
+}
+
 TEST(XcpAgent, ClampUsesTheWindowScaleOfTheHandshake)
 {
 	Pair p;
@@ -593,8 +654,10 @@ TEST(XcpAgent, ClampUsesTheWindowScaleOfTheHandshake)
 	p.ws_r = 9;  // the receiver's windows are in units of 512 bytes
 	p.Handshake();
 	const sgw_xcpa_flow *fl = p.snd.Flow(p.base, p.now);
-	Bytes far = p.Data(p.iss + 1 + 20000, 1000);  // 21000 in flight: room to grow
-	p.snd.Out(far, p.now);
+	for (uint32_t o = 0; o < 21000; o += 1000) {  // 21000 in flight: room to grow
+		Bytes d = p.Data(p.iss + 1 + o, 1000);
+		p.snd.Out(d, p.now);
+	}
 	// Bring cwnd_xcp to 20000 bytes.
 	Bytes b = WithReverse(p.Ack(p.iss + 1, 1000), 20000 - static_cast<int32_t>(fl->cwnd_xcp));
 	ASSERT_EQ(p.snd.In(b, p.now), SGW_XCPA_SEND);
