@@ -672,8 +672,17 @@ wanted(const struct sgw_xcpa *a, const struct sgw_xcpa_flow *f, uint32_t pay_len
  * one after it leaves 0 as the last round's count: an idle flow has no
  * window to show.
  */
-static void
-round_sent(struct sgw_xcpa_flow *f, uint32_t bytes, uint64_t now)
+uint32_t
+sgw_xcpa_cap_flight(const struct sgw_xcpa_flow *f, uint32_t seq_flight, bool *by_sent)
+{
+	uint32_t r = f->rt_prev > f->rt_bytes ? f->rt_prev : f->rt_bytes;
+
+	*by_sent = f->rtt.srtt_us != 0 && r < seq_flight;
+	return *by_sent ? r : seq_flight;
+}
+
+void
+sgw_xcpa_round_sent(struct sgw_xcpa_flow *f, uint32_t bytes, uint64_t now)
 {
 	uint64_t rtt_ns = (uint64_t)f->rtt.srtt_us * 1000u;
 
@@ -723,7 +732,7 @@ sgw_xcpa_out(struct sgw_xcpa *a, uint8_t *p, size_t *len, size_t cap, uint64_t n
 
 		if (sgw_xcpa_rtt_sent(&f->rtt, pk.seq, seg, now))
 			a->ctr[SGW_XCPA_C_RTT_KARN]++;
-		round_sent(f, pk.pay_len, now);
+		sgw_xcpa_round_sent(f, pk.pay_len, now);
 		h.rtt_us = f->rtt.srtt_us;
 		h.cwnd = f->cwnd_xcp;
 		h.feedback = wanted(a, f, pk.pay_len);
@@ -776,18 +785,11 @@ apply_feedback(struct sgw_xcpa *a, struct sgw_xcpa_flow *f, int32_t rev)
 	 */
 	if (rev > 0 && (f->state & SGW_XCPA_FS_UNA) && f->rtt.max_valid) {
 		int32_t d = sgw_seq_diff(f->rtt.snd_max, f->una);
-		int64_t fl = d > 0 ? d : 0, cap;
 		bool by_sent = false;
+		int64_t cap = 2 * (int64_t)sgw_xcpa_cap_flight(f, d > 0 ? (uint32_t)d : 0,
+								&by_sent) +
+			      2 * (int64_t)f->mss;
 
-		if (f->rtt.srtt_us != 0) {
-			uint32_t r = f->rt_prev > f->rt_bytes ? f->rt_prev : f->rt_bytes;
-
-			if ((int64_t)r < fl) {
-				fl = r;
-				by_sent = true;
-			}
-		}
-		cap = 2 * fl + 2 * (int64_t)f->mss;
 		if (cap < (int64_t)f->cwnd_xcp)
 			cap = f->cwnd_xcp;
 		if (c > cap) {

@@ -261,6 +261,19 @@ struct sgw_xcpa_flow {
 	int32_t fb_last;
 };
 
+/*
+ * Count a data segment's payload into f's rounds of one smoothed RTT
+ * (nothing before the first RTT sample; a round with nothing sent leaves 0).
+ */
+void sgw_xcpa_round_sent(struct sgw_xcpa_flow *f, uint32_t bytes, uint64_t now);
+/*
+ * The flight the caps on increases use (the agent's cwnd_xcp, the legacy
+ * mode's share): seq_flight (highest sent - highest ACK), or, once an RTT
+ * is known and when it is less, what was sent in the last round trip
+ * (*by_sent then true).
+ */
+uint32_t sgw_xcpa_cap_flight(const struct sgw_xcpa_flow *f, uint32_t seq_flight, bool *by_sent);
+
 #define SGW_XCPA_FS_LSYN 0x01   /* local SYN seen (l_ws valid, 0xff = no option) */
 #define SGW_XCPA_FS_RSYN 0x02   /* remote SYN seen */
 #define SGW_XCPA_FS_LFIN 0x04

@@ -24,6 +24,7 @@ static const char *const ctr_names[SGW_XCPL_C__COUNT] = {
 	[SGW_XCPL_C_FB_NEG_BYTES] = "feedback_neg_bytes",
 	[SGW_XCPL_C_SHARE_FLOOR] = "share_at_floor",
 	[SGW_XCPL_C_SHARE_CAPPED] = "share_capped",
+	[SGW_XCPL_C_SHARE_CAP_SENT] = "share_capped_by_sent",
 	[SGW_XCPL_C_CLAMPED] = "rwnd_clamped",
 	[SGW_XCPL_C_EDGE_HELD] = "rwnd_edge_held",
 	[SGW_XCPL_C_NO_SCALE] = "rwnd_no_scale",
@@ -93,7 +94,8 @@ sgw_xcpl_data(struct sgw_xcpl *l, struct sgw_xcp_acc *acc, struct sgw_xcp_params
 	struct sgw_xcpa_flow *f;
 	struct sgw_xcpa_pkt pk;
 	enum sgw_xcpa_bad b;
-	uint32_t seg, infl, cap;
+	uint32_t seg, infl, cap, cfl;
+	bool by_sent;
 	int64_t share;
 	int32_t x;
 
@@ -119,6 +121,7 @@ sgw_xcpl_data(struct sgw_xcpl *l, struct sgw_xcp_acc *acc, struct sgw_xcp_params
 	sgw_xcpa_flow_note(&l->tab, f, p, &pk, true);
 	seg = pk.pay_len + !!(pk.tcp_flags & SGW_XCPA_TH_SYN) + !!(pk.tcp_flags & SGW_XCPA_TH_FIN);
 	sgw_xcpa_rtt_sent(&f->rtt, pk.seq, seg, now);
+	sgw_xcpa_round_sent(f, pk.pay_len, now);
 	infl = sgw_xcpl_inflight(f);
 	l->ctr[SGW_XCPL_C_DATA_TCP]++;
 	if (f->rtt.srtt_us == 0)
@@ -146,13 +149,18 @@ sgw_xcpl_data(struct sgw_xcpl *l, struct sgw_xcp_acc *acc, struct sgw_xcp_params
 	 * A sender held below its share by its own congestion control (or by
 	 * the application) would otherwise collect positive feedback without
 	 * end and then burst: the share stays within 2 x in flight + 2 MSS,
-	 * room for slow start's doubling per RTT.
+	 * room for slow start's doubling per RTT. In flight for the cap: what
+	 * was sent in the last round trip when that is less than the sequence
+	 * flight (loss recovery behind another bottleneck; sgw_xcpa_cap_flight).
 	 */
-	cap = (uint32_t)((uint64_t)infl * 2u + 2u * f->mss > l->conf.share_max ?
-			 l->conf.share_max : (uint64_t)infl * 2u + 2u * f->mss);
+	cfl = sgw_xcpa_cap_flight(f, infl, &by_sent);
+	cap = (uint32_t)((uint64_t)cfl * 2u + 2u * f->mss > l->conf.share_max ?
+			 l->conf.share_max : (uint64_t)cfl * 2u + 2u * f->mss);
 	if (infl != 0 && share > (int64_t)cap && x > 0) {
 		share = cap > f->cwnd_xcp ? cap : f->cwnd_xcp;
 		l->ctr[SGW_XCPL_C_SHARE_CAPPED]++;
+		if (by_sent)
+			l->ctr[SGW_XCPL_C_SHARE_CAP_SENT]++;
 	}
 	if (share > (int64_t)l->conf.share_max)
 		share = l->conf.share_max;

@@ -68,6 +68,7 @@ enum sgw_xcpl_ctr {
 	SGW_XCPL_C_FB_NEG_BYTES,
 	SGW_XCPL_C_SHARE_FLOOR,    /* share held at 1 MSS */
 	SGW_XCPL_C_SHARE_CAPPED,   /* share held at 2 x in flight + 2 MSS (sender not using it) */
+	SGW_XCPL_C_SHARE_CAP_SENT, /* of those, held by what was sent in a round trip */
 	SGW_XCPL_C_CLAMPED,        /* ACK windows lowered */
 	SGW_XCPL_C_EDGE_HELD,      /* the never-retract rule raised a clamp */
 	SGW_XCPL_C_NO_SCALE,       /* ACKs not clamped: handshake not seen (picked up

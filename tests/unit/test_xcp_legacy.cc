@@ -215,6 +215,43 @@ TEST(XcpLegacy, ShareFollowsTheControllersFeedback)
 	EXPECT_GT(h.l.ctr[SGW_XCPL_C_SHARE_FLOOR], 0u);
 }
 
+// Loss recovery behind another bottleneck: the cumulative ACK stalls while
+// the sender sends a cut window per round trip; the share's cap follows what
+// was sent in the last round trip, not the sequence flight.
+TEST(XcpLegacy, ShareCapFollowsWhatWasSentInARoundTrip)
+{
+	Hub h;
+	sgw_xcp_params none = Params(0, 0), pos = Params(1e-6, 0);
+	int32_t fb = 0;
+	Bytes syn = Tcp(1, 2, 1000, 80, 100, 0, SGW_XCPA_TH_SYN, 65535, 0);
+	sgw_xcpl_data(&h.l, nullptr, &none, syn.data(), syn.size(), 60, 0, &fb);
+	Bytes sa = Tcp(2, 1, 80, 1000, 7000, 101, SGW_XCPA_TH_SYN | SGW_XCPA_TH_ACK, 65535, 0);
+	sgw_xcpl_ack(&h.l, sa.data(), sa.size(), 500 * kMs);
+	const sgw_xcpa_flow *f = sgw_xcpl_find(&h.l, 4, kA, 1000, kB, 80, 500 * kMs);
+	ASSERT_NE(f, nullptr);
+	ASSERT_EQ(f->rtt.srtt_us, 500000u);
+	const uint32_t share0 = f->cwnd_xcp;
+	uint32_t seq = 101;
+	auto send = [&](int n, sgw_xcp_params p, uint64_t t) {
+		for (int i = 0; i < n; i++) {
+			Bytes d = Tcp(1, 2, 1000, 80, seq, 7001, SGW_XCPA_TH_ACK, 500, 1000);
+			sgw_xcpl_data(&h.l, nullptr, &p, d.data(), d.size(), 1040, t, &fb);
+			seq += 1000;
+		}
+	};
+	send(20, none, 500 * kMs);            // round 1: 20000 bytes, no feedback
+	Bytes ack = Tcp(2, 1, 80, 1000, 7001, 101 + 10000, SGW_XCPA_TH_ACK, 65535, 0);
+	sgw_xcpl_ack(&h.l, ack.data(), ack.size(), 1000 * kMs);
+	send(5, none, 1000 * kMs);            // round 2: 5000 (the window cut)
+	send(5, pos, 1500 * kMs);             // round 3: 5000, positive feedback
+	EXPECT_EQ(sgw_xcpl_inflight(f), 20000u) << "the sequence flight";
+	// 2 x 5000 + 2 MSS (1000), where the sequence flight allowed 42000.
+	EXPECT_EQ(f->cwnd_xcp, std::max<uint32_t>(share0, 12000u));
+	EXPECT_GT(h.l.ctr[SGW_XCPL_C_SHARE_CAP_SENT], 0u);
+	EXPECT_EQ(h.l.ctr[SGW_XCPL_C_SHARE_CAP_SENT], h.l.ctr[SGW_XCPL_C_SHARE_CAPPED]);
+	EXPECT_STREQ(sgw_xcpl_ctr_name(SGW_XCPL_C_SHARE_CAP_SENT), "share_capped_by_sent");
+}
+
 TEST(XcpLegacy, LeavesAloneWhatItCannotRead)
 {
 	Hub h;
