@@ -1314,8 +1314,8 @@ const struct sgw_stage_ops sgw_stage_xcp = {
 	.write_json = xs_write_json,
 	.print_summary = xs_print_summary,
 	.tel_cmd = "/satgw/xcp",
-	.tel_help = "satgw xcp[,first]: the link's controller (capacity, input, queue, "
-		    "feedback, flows; scope session: the sessions' sums, and sessions "
-		    "first.. by index) and the stage's counters",
+	/* At most 127 characters (RTE_TEL_MAX_STRING_LEN), or registration fails. */
+	.tel_help = "satgw xcp: the link's controller and the stage's counters. Parameter: "
+		    "first session (scope session)",
 	.telemetry = xs_telemetry,
 };

@@ -26,6 +26,7 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_ring.h>
+#include <rte_telemetry.h>
 
 #include "control.h"
 #include "dp_harness.h"
@@ -33,6 +34,7 @@
 #include "pkt_build.h"
 #include "policy_yaml.h"
 #include "sgw_dp.h"
+#include "stage.h"
 
 using sgwtest::Frame;
 using Bytes = std::vector<uint8_t>;
@@ -1192,6 +1194,26 @@ TEST_F(Emulator, RefusesToStartWithoutMbufsForRateTimesDelay)
  * table order): every reason has one name, no two share it, they fit the
  * counters' array, and a stage's base is where its names start.
  */
+/*
+ * Every telemetry command satgw registers is taken by DPDK (a help text of
+ * 128 characters or more, or a command name too long, makes
+ * rte_telemetry_register_cmd refuse it and the command is missing at run
+ * time): the stages' texts checked by length, then the real registration.
+ */
+TEST(Telemetry, EveryCommandRegisters)
+{
+	static sgw_ctl ctl;   /* the callbacks keep a pointer to it */
+
+	for (unsigned int id = 0; id < SGW_STAGE__COUNT; id++) {
+		if (sgw_stages[id]->tel_cmd == NULL)
+			continue;
+		EXPECT_LT(strlen(sgw_stages[id]->tel_help), size_t(RTE_TEL_MAX_STRING_LEN))
+			<< sgw_stages[id]->tel_cmd;
+		EXPECT_LT(strlen(sgw_stages[id]->tel_cmd), 56u) << sgw_stages[id]->tel_cmd;
+	}
+	EXPECT_EQ(sgw_telemetry_register(&ctl), 0);
+}
+
 TEST(DropReasons, CoreThenEachStagesOwnUniqueAndInBounds)
 {
 	std::set<std::string> seen;
