@@ -764,19 +764,27 @@ own_queue(const struct sgw_worker *w)
 	return b;
 }
 
+/* A controller's telemetry (the writer holds its seqlock). */
+static void
+tpub_fill(struct sgw_xs_tpub *t, const struct sgw_xcp_ctl *ctl, const struct sgw_xcp_params *p,
+	  double cap, uint64_t qnow, uint64_t qp)
+{
+	t->epoch = ctl->epoch;
+	t->d_ns = ctl->d_ns;
+	t->t_start_ns = ctl->t_start_ns;
+	t->capacity_Bps = cap;
+	t->queue_bytes = qnow;
+	t->queue_persistent = qp;
+	t->last = ctl->last;
+	t->xi_p = p->xi_p;
+	t->xi_n = p->xi_n;
+}
+
 static void
 publish_telemetry(struct sgw_xs *xs, double cap, uint64_t qnow, uint64_t qp)
 {
 	sgw_seq_write_begin(&xs->tseq);
-	xs->tpub.epoch = xs->ctl.epoch;
-	xs->tpub.d_ns = xs->ctl.d_ns;
-	xs->tpub.t_start_ns = xs->ctl.t_start_ns;
-	xs->tpub.capacity_Bps = cap;
-	xs->tpub.queue_bytes = qnow;
-	xs->tpub.queue_persistent = qp;
-	xs->tpub.last = xs->ctl.last;
-	xs->tpub.xi_p = xs->out[0].xi_p;
-	xs->tpub.xi_n = xs->out[0].xi_n;
+	tpub_fill(&xs->tpub, &xs->ctl, &xs->out[0], cap, qnow, qp);
 	xs->tpub.wq = xs->wq.last;
 	sgw_seq_write_end(&xs->tseq);
 }
@@ -845,15 +853,7 @@ static void
 sess_publish(struct sgw_xs_sess *ss, double cap, uint64_t qnow, uint64_t qp)
 {
 	sgw_seq_write_begin(&ss->tseq);
-	ss->tpub.epoch = ss->ctl.epoch;
-	ss->tpub.d_ns = ss->ctl.d_ns;
-	ss->tpub.t_start_ns = ss->ctl.t_start_ns;
-	ss->tpub.capacity_Bps = cap;
-	ss->tpub.queue_bytes = qnow;
-	ss->tpub.queue_persistent = qp;
-	ss->tpub.last = ss->ctl.last;
-	ss->tpub.xi_p = ss->par.xi_p;
-	ss->tpub.xi_n = ss->par.xi_n;
+	tpub_fill(&ss->tpub, &ss->ctl, &ss->par, cap, qnow, qp);
 	sgw_seq_write_end(&ss->tseq);
 }
 
@@ -1056,6 +1056,34 @@ sgw_xs_legacy_read(const struct sgw_dp *dp, struct sgw_xs_legacy_stats *out)
 	}
 }
 
+/* One controller's numbers (the link's, or a session's): its telemetry, queue now, sums. */
+static void
+ctl_fields(const struct sgw_xs_tpub *t, uint64_t qnow, const struct sgw_xcp_sums *sums,
+	   sgw_kv_fn fn, void (*fd)(void *, const char *, double), void *ctx)
+{
+	fd(ctx, "capacity_bps", t->capacity_Bps * 8.0);
+	fd(ctx, "input_bps", t->last.input_Bps * 8.0);
+	fd(ctx, "spare_bps", t->last.spare_Bps * 8.0);
+	fn(ctx, "queue_bytes", qnow);
+	fn(ctx, "queue_persistent_bytes", t->queue_persistent);
+	fn(ctx, "control_intervals", t->epoch);
+	fn(ctx, "control_interval_ns", t->d_ns);
+	fd(ctx, "phi_bytes", t->last.phi_bytes);
+	fd(ctx, "shuffled_bytes", t->last.h_bytes);
+	fd(ctx, "flows", t->last.flows);
+	fn(ctx, "rtt_flow_ns", (uint64_t)t->last.rtt_flow_ns);
+	fd(ctx, "xi_p", t->xi_p);
+	fd(ctx, "xi_n", t->xi_n);
+	fn(ctx, "feedback_positive_bytes", sums->v[SGW_XCP_S_FB_POS]);
+	fn(ctx, "feedback_negative_bytes", sums->v[SGW_XCP_S_FB_NEG]);
+	fn(ctx, "input_bytes", sums->v[SGW_XCP_S_BYTES]);
+	fn(ctx, "input_pkts", sums->v[SGW_XCP_S_PKTS]);
+	fn(ctx, "xcp_bytes_with_rtt", sums->v[SGW_XCP_S_XBYTES]);
+	fn(ctx, "xcp_pkts_with_rtt", sums->v[SGW_XCP_S_XPKTS]);
+	fn(ctx, "xcp_pkts_no_rtt", sums->v[SGW_XCP_S_NORTT]);
+	fn(ctx, "xcp_rtt_clamped", sums->v[SGW_XCP_S_CLAMPED]);
+}
+
 /* Every number the stage reports, through fn (u64) and fd (reals). */
 static void
 xs_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void (*fd)(void *, const char *, double),
@@ -1073,27 +1101,7 @@ xs_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void (*fd)(void *, const char *
 	/* Scope session: the link's fields below are its sessions' sums. */
 	fn(ctx, "per_session", XS(dp)->per_sess);
 	fn(ctx, "controllers", XS(dp)->per_sess ? XS(dp)->n_sess : 1u);
-	fd(ctx, "capacity_bps", t.capacity_Bps * 8.0);
-	fd(ctx, "input_bps", t.last.input_Bps * 8.0);
-	fd(ctx, "spare_bps", t.last.spare_Bps * 8.0);
-	fn(ctx, "queue_bytes", t.queue_bytes);
-	fn(ctx, "queue_persistent_bytes", t.queue_persistent);
-	fn(ctx, "control_intervals", t.epoch);
-	fn(ctx, "control_interval_ns", t.d_ns);
-	fd(ctx, "phi_bytes", t.last.phi_bytes);
-	fd(ctx, "shuffled_bytes", t.last.h_bytes);
-	fd(ctx, "flows", t.last.flows);
-	fn(ctx, "rtt_flow_ns", (uint64_t)t.last.rtt_flow_ns);
-	fd(ctx, "xi_p", t.xi_p);
-	fd(ctx, "xi_n", t.xi_n);
-	fn(ctx, "feedback_positive_bytes", sums.v[SGW_XCP_S_FB_POS]);
-	fn(ctx, "feedback_negative_bytes", sums.v[SGW_XCP_S_FB_NEG]);
-	fn(ctx, "input_bytes", sums.v[SGW_XCP_S_BYTES]);
-	fn(ctx, "input_pkts", sums.v[SGW_XCP_S_PKTS]);
-	fn(ctx, "xcp_bytes_with_rtt", sums.v[SGW_XCP_S_XBYTES]);
-	fn(ctx, "xcp_pkts_with_rtt", sums.v[SGW_XCP_S_XPKTS]);
-	fn(ctx, "xcp_pkts_no_rtt", sums.v[SGW_XCP_S_NORTT]);
-	fn(ctx, "xcp_rtt_clamped", sums.v[SGW_XCP_S_CLAMPED]);
+	ctl_fields(&t, t.queue_bytes, &sums, fn, fd, ctx);
 	for (k = 0; k < SGW_XS__COUNT; k++)
 		fn(ctx, xs_ctr_names[k], ctr[k]);
 	for (k = 1; k < SGW_XCP_E__COUNT; k++) {
@@ -1135,25 +1143,8 @@ sess_fields(const struct sgw_dp *dp, uint32_t si, sgw_kv_fn fn,
 	sgw_xs_sess_read(dp, si, &t, &sums);
 	fn(ctx, "terminal_id", sgw_sl_of(dp)->sess[si].term_id);
 	fn(ctx, "worker", sgw_sl_of(dp)->sess[si].owner);
-	fd(ctx, "capacity_bps", t.capacity_Bps * 8.0);
-	fd(ctx, "input_bps", t.last.input_Bps * 8.0);
-	fd(ctx, "spare_bps", t.last.spare_Bps * 8.0);
-	fn(ctx, "queue_bytes", __atomic_load_n(&XS(dp)->ss[si].tpub.queue_bytes,
-					       __ATOMIC_RELAXED));
-	fn(ctx, "queue_persistent_bytes", t.queue_persistent);
-	fn(ctx, "control_intervals", t.epoch);
-	fn(ctx, "control_interval_ns", t.d_ns);
-	fd(ctx, "phi_bytes", t.last.phi_bytes);
-	fd(ctx, "shuffled_bytes", t.last.h_bytes);
-	fd(ctx, "flows", t.last.flows);
-	fn(ctx, "rtt_flow_ns", (uint64_t)t.last.rtt_flow_ns);
-	fd(ctx, "xi_p", t.xi_p);
-	fd(ctx, "xi_n", t.xi_n);
-	fn(ctx, "feedback_positive_bytes", sums.v[SGW_XCP_S_FB_POS]);
-	fn(ctx, "feedback_negative_bytes", sums.v[SGW_XCP_S_FB_NEG]);
-	fn(ctx, "input_bytes", sums.v[SGW_XCP_S_BYTES]);
-	fn(ctx, "input_pkts", sums.v[SGW_XCP_S_PKTS]);
-	fn(ctx, "xcp_pkts_with_rtt", sums.v[SGW_XCP_S_XPKTS]);
+	ctl_fields(&t, __atomic_load_n(&XS(dp)->ss[si].tpub.queue_bytes, __ATOMIC_RELAXED),
+		   &sums, fn, fd, ctx);
 }
 
 struct json_ctx {
