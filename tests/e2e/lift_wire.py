@@ -71,6 +71,12 @@ def inject(iface, smac, dmac, src, dst, proto, count, out):
         else:
             lift = struct.pack("!BHIB", 0x80, 1, 1000 + i, 50) + \
                 struct.pack("!II", 0x1E5A0001, 5000 + i) + bytes(16)
+        if ":" in src:
+            ip = struct.pack("!IHBB16s16s", 6 << 28, len(lift), proto, 64,
+                             socket.inet_pton(socket.AF_INET6, src),
+                             socket.inet_pton(socket.AF_INET6, dst))
+            s.send(mac(dmac) + mac(smac) + b"\x86\xdd" + ip + lift)
+            continue
         ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(lift), 0x4C00 + i, 0, 64, proto,
                          0, socket.inet_aton(src), socket.inet_aton(dst))
         ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]

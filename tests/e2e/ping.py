@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""ICMP echo over a raw socket (the test machines have no ping(8)).
+"""ICMP echo over a raw socket (the test machines have no ping(8)); ICMPv6 for an
+IPv6 address (the kernel fills the ICMPv6 checksum of a raw ICMPv6 socket).
 
   ping.py [-c COUNT] [-i INTERVAL] [-W TIMEOUT] [-s SIZE] ADDR
 Prints one line "sent N received M rtt_avg_ms X"; exits 0 when every echo was
@@ -34,14 +35,18 @@ def main():
     ap.add_argument("addr")
     a = ap.parse_args()
 
-    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    v6 = ":" in a.addr
+    s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6) if v6 else \
+        socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    req = 128 if v6 else 8
     ident = os.getpid() & 0xFFFF
     payload = (b"satgw-e2e-ping!" * ((a.size // 15) + 1))[:a.size]
     sent_at = {}
     got = {}
     for seq in range(1, a.count + 1):
-        hdr = struct.pack("!BBHHH", 8, 0, 0, ident, seq)
-        pkt = struct.pack("!BBHHH", 8, 0, csum(hdr + payload), ident, seq) + payload
+        hdr = struct.pack("!BBHHH", req, 0, 0, ident, seq)
+        pkt = hdr + payload if v6 else \
+            struct.pack("!BBHHH", req, 0, csum(hdr + payload), ident, seq) + payload
         sent_at[seq] = time.monotonic()
         s.sendto(pkt, (a.addr, 0))
         end = time.monotonic() + a.interval
@@ -51,7 +56,7 @@ def main():
                 break
             r, _, _ = select.select([s], [], [], left)
             if r:
-                receive(s, ident, sent_at, got)
+                receive(s, ident, sent_at, got, v6)
     end = time.monotonic() + a.timeout
     while len(got) < a.count:
         left = end - time.monotonic()
@@ -59,17 +64,19 @@ def main():
             break
         r, _, _ = select.select([s], [], [], left)
         if r:
-            receive(s, ident, sent_at, got)
+            receive(s, ident, sent_at, got, v6)
     avg = sum(got.values()) / len(got) * 1000 if got else 0
     print("sent %d received %d rtt_avg_ms %.3f" % (a.count, len(got), avg))
     return 0 if len(got) == a.count else 1
 
 
-def receive(s, ident, sent_at, got):
+def receive(s, ident, sent_at, got, v6):
     data, _ = s.recvfrom(65535)
-    ihl = (data[0] & 0x0F) * 4
+    ihl = 0 if v6 else (data[0] & 0x0F) * 4  # a raw ICMPv6 socket gives no IP header
+    if len(data) < ihl + 8:
+        return
     typ, _, _, rid, seq = struct.unpack("!BBHHH", data[ihl:ihl + 8])
-    if typ == 0 and rid == ident and seq in sent_at and seq not in got:
+    if typ == (129 if v6 else 0) and rid == ident and seq in sent_at and seq not in got:
         got[seq] = time.monotonic() - sent_at[seq]
 
 

@@ -38,6 +38,11 @@
 #      FrACKs of its freezes; fh's agent decrypted exactly that plus the plain
 #      ESP; the capture agrees (when the capture socket dropped nothing);
 #      stats.py's accounting identity at hub and terminal.
+# LIFT_FAMILY=6 (ctest e2e_lift_chain6): the same over IPv6. fh and mh get
+# IPv6 addresses on their veths (fd00:10::1, fd00:20:1::1, as in
+# test_split_chain.sh), the agents' SAs, TUN routes, the download, the
+# injected LIFT packets and the checks are IPv6; the satgw boxes carry both
+# families (the policies' prefixes and rules name both).
 # Usage: test_lift_chain.sh /path/to/satgw [/path/to/mh_lift]
 set -euo pipefail
 # shellcheck source=testbed.sh
@@ -48,16 +53,38 @@ LIFT_FILE_KB=${LIFT_FILE_KB:-2048}
 LIFT_INJECT=${LIFT_INJECT:-10}
 LIFT_PROTO=253
 MARK=0x1e50
+LIFT_FAMILY=${LIFT_FAMILY:-4}
 
 tb_init "${1:-}"
 # This test's namespaces and DPDK file prefixes carry "le2" (unique to it, so
 # it can run next to other chain tests); cleanup is testbed.sh's trap as usual.
-TB_NS_FH="le2-fh-$TB_ID" TB_NS_MH="le2-mh-$TB_ID" TB_NS_HUB="le2-hub-$TB_ID"
-TB_NS_EMU="le2-emu-$TB_ID" TB_NS_TERM="le2-term-$TB_ID" TB_PREFIX="le2-$TB_ID"
+T=le2
+[ "$LIFT_FAMILY" = 4 ] || T=le6
+TB_NS_FH="$T-fh-$TB_ID" TB_NS_MH="$T-mh-$TB_ID" TB_NS_HUB="$T-hub-$TB_ID"
+TB_NS_EMU="$T-emu-$TB_ID" TB_NS_TERM="$T-term-$TB_ID" TB_PREFIX="$T-$TB_ID"
 MH_LIFT=${2:-$(dirname "$TB_SATGW")/../control/agent/mh_lift}
 [ -x "$MH_LIFT" ] || tb_fail "no mh_lift at $MH_LIFT (give it as the second argument)"
 MH_LIFT=$(readlink -f "$MH_LIFT")
 tb_topology chain
+# The hosts' addresses the agents and the download use.
+A_FH=$TB_IP_FH A_MH=$TB_IP_MH IP=(ip)
+if [ "$LIFT_FAMILY" = 6 ]; then
+	# IPv6 on the two hosts' veths only (the testbed turns it off everywhere),
+	# routed through their gateways by permanent neighbour entries.
+	A_FH=fd00:10::1 A_MH=fd00:20:1::1 IP=(ip -6)
+	for h in fh mh; do
+		tb_ns "$h" sysctl -qw "net.ipv6.conf.${h}0.disable_ipv6=0" \
+			"net.ipv6.conf.${h}0.router_solicitations=0" >/dev/null
+	done
+	tb_ns fh ip -6 addr add "$A_FH/64" dev fh0 nodad
+	tb_ns mh ip -6 addr add "$A_MH/64" dev mh0 nodad
+	tb_ns fh ip -6 neigh replace fd00:10::fe lladdr "$TB_MAC_GT" nud permanent dev fh0
+	tb_ns fh ip -6 route add fd00:20:1::/64 via fd00:10::fe dev fh0
+	tb_ns mh ip -6 neigh replace fd00:20:1::fe lladdr "$TB_MAC_TL" nud permanent dev mh0
+	tb_ns mh ip -6 route add fd00:10::/64 via fd00:20:1::fe dev mh0
+elif [ "$LIFT_FAMILY" != 4 ]; then
+	tb_fail "LIFT_FAMILY is 4 or 6, not $LIFT_FAMILY"
+fi
 SLPY=("$TB_PY" "$TB_E2E_DIR/satlink.py")
 WIRE=("$TB_PY" "$TB_E2E_DIR/lift_wire.py")
 
@@ -71,8 +98,8 @@ done
 # ESP: one key file for both agents (the syntax of `ip xfrm state add`).
 umask 077
 cat >"$TB_DIR/esp.keys" <<KEYS
-src $TB_IP_MH dst $TB_IP_FH proto esp spi 0x1e5a0001 mode transport replay-window 64 aead 'rfc4106(gcm(aes))' 0x6c6966742d6532652d75702d6b657921cafe0001 128
-src $TB_IP_FH dst $TB_IP_MH proto esp spi 0x1e5a0002 mode transport replay-window 64 aead 'rfc4106(gcm(aes))' 0x6c6966742d6532652d646f776e2d6b65792d3235362d626974732d6f6b212121cafe0002 128
+src $A_MH dst $A_FH proto esp spi 0x1e5a0001 mode transport replay-window 64 aead 'rfc4106(gcm(aes))' 0x6c6966742d6532652d75702d6b657921cafe0001 128
+src $A_FH dst $A_MH proto esp spi 0x1e5a0002 mode transport replay-window 64 aead 'rfc4106(gcm(aes))' 0x6c6966742d6532652d646f776e2d6b65792d3235362d626974732d6f6b212121cafe0002 128
 KEYS
 umask 022
 
@@ -98,13 +125,15 @@ start_agent() {
 	done
 	tb_ns "$ns" ip link show le2l0 >/dev/null 2>&1 ||
 		{ cat "$TB_DIR/agent-$ns.log" >&2; tb_fail "mh_lift on $ns did not bring its TUN up"; }
-	tb_ns "$ns" ip rule add fwmark "$MARK" lookup main pref 100
-	tb_ns "$ns" ip rule add to "$peer" lookup 161 pref 110
-	tb_ns "$ns" ip route add "$peer" dev le2l0 src "$local" table 161
+	[ "$LIFT_FAMILY" = 4 ] ||
+		tb_ns "$ns" sysctl -qw net.ipv6.conf.le2l0.disable_ipv6=0 >/dev/null
+	tb_ns "$ns" "${IP[@]}" rule add fwmark "$MARK" lookup main pref 100
+	tb_ns "$ns" "${IP[@]}" rule add to "$peer" lookup 161 pref 110
+	tb_ns "$ns" "${IP[@]}" route add "$peer" dev le2l0 src "$local" table 161
 	tb_ns "$ns" sysctl -qw net.ipv4.conf.le2l0.rp_filter=0 net.ipv4.conf.all.rp_filter=0
 }
-start_agent fh "$TB_IP_FH" "$TB_IP_MH" off
-start_agent mh "$TB_IP_MH" "$TB_IP_FH" on
+start_agent fh "$A_FH" "$A_MH" off
+start_agent mh "$A_MH" "$A_FH" on
 tb_log "agents: fh mh_lift --lift off (the fixed host's ESP), mh mh_lift --lift on (protocol $LIFT_PROTO)"
 
 # agent_wait NS TIMEOUT COND: SIGUSR1 to the agent (it writes its JSON) until
@@ -135,12 +164,12 @@ CAP=$TB_LAST_PID
 for _ in $(seq 1 100); do [ -e "$TB_DIR/cap.ready" ] && break; sleep 0.1; done
 [ -e "$TB_DIR/cap.ready" ] || { cat "$TB_DIR/capture.log" >&2; tb_fail "the capture at fh0 did not start"; }
 
-tb_wait_path fh "$TB_IP_MH" 30
-tb_log "an echo crossed inside ESP (agents) and satlink (AES-GCM)"
+tb_wait_path fh "$A_MH" 30
+tb_log "an echo crossed inside ESP (agents) and satlink (AES-GCM), IPv$LIFT_FAMILY"
 
 # ---- the download ---------------------------------------------------------------
 head -c "$((LIFT_FILE_KB * 1024))" /dev/urandom >"$TB_DIR/lift.bin"
-tb_xfer fh mh "$TB_IP_MH" "$TB_DIR/lift.bin" 90
+tb_xfer fh mh "$A_MH" "$TB_DIR/lift.bin" 90
 tb_log "sender's kernel (fh) TCP counters:"
 tb_nstat fh TcpOutSegs TcpRetransSegs TcpExtTCPTimeouts TcpExtTCPLossProbes \
 	TcpExtTCPSpuriousRTOs TcpExtTCPLossUndo | sed 's/^/    /' >&2
@@ -154,7 +183,7 @@ agent_wait mh 5 'd["in_sa"]["dropped"]["auth_fail"] == 0 and d["out_sa"]["refuse
 # ---- LIFT from the terrestrial side ---------------------------------------------------
 tb_box_tel hub /satgw/stats >"$TB_DIR/tel-before.json"
 before=$("$TB_PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d.get("drops",{}).get("lift_not_from_satellite",0))' "$TB_DIR/tel-before.json")
-tb_ns fh "${WIRE[@]}" inject fh0 "$TB_MAC_FH" "$TB_MAC_GT" "$TB_IP_MH" "$TB_IP_FH" \
+tb_ns fh "${WIRE[@]}" inject fh0 "$TB_MAC_FH" "$TB_MAC_GT" "$A_MH" "$A_FH" \
 	"$LIFT_PROTO" "$LIFT_INJECT" "$TB_DIR/inject.json"
 tb_box_wait_tel hub 30 /satgw/stats "d['drops']['lift_not_from_satellite'] >= $((before + LIFT_INJECT))"
 tb_log "injected $LIFT_INJECT LIFT packets at fh0 (source the MH): refused at the hub"
@@ -176,7 +205,7 @@ tb_boxes_stop_keep run hub term emu
 # ---- the checks --------------------------------------------------------------------
 tb_log "the MH agent at exit: $(cut -c1-400 "$TB_DIR/agent-mh.json")"
 "$TB_PY" - "$TB_DIR/hub-run.json" "$TB_DIR/agent-mh.json" "$TB_DIR/agent-fh.json" \
-	"$TB_DIR/cap.json" "$before" "$LIFT_INJECT" "$TB_IP_MH" "$LIFT_PROTO" <<'PY' ||
+	"$TB_DIR/cap.json" "$before" "$LIFT_INJECT" "$A_MH" "$LIFT_PROTO" <<'PY' ||
 import json, sys
 hub, mh, fh, cap = (json.load(open(f)) for f in sys.argv[1:5])
 before, inj, mh_ip, proto = int(sys.argv[5]), int(sys.argv[6]), sys.argv[7], sys.argv[8]

@@ -46,7 +46,7 @@ def set_cc(sock, cc):
 
 
 def recv(a):
-    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv = socket.socket(socket.AF_INET6 if ":" in a.bind else socket.AF_INET, socket.SOCK_STREAM)
     set_cc(srv, a.cc)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind((a.bind, a.port))
@@ -97,7 +97,8 @@ def recv(a):
 def send(a):
     deadline = time.monotonic() + a.timeout
     while True:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s = socket.socket(socket.AF_INET6 if ":" in a.host else socket.AF_INET,
+                          socket.SOCK_STREAM)
         set_cc(s, a.cc)
         s.settimeout(min(5.0, a.timeout))
         if a.source:
