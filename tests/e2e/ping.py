@@ -70,7 +70,7 @@ def main():
     return 0 if len(got) == a.count else 1
 
 
-def receive(s, ident, sent_at, got, v6):
+def receive(s, ident, sent_at, got, v6=False):
     data, _ = s.recvfrom(65535)
     ihl = 0 if v6 else (data[0] & 0x0F) * 4  # a raw ICMPv6 socket gives no IP header
     if len(data) < ihl + 8:
