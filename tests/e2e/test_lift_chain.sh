@@ -69,19 +69,9 @@ tb_topology chain
 # The hosts' addresses the agents and the download use.
 A_FH=$TB_IP_FH A_MH=$TB_IP_MH IP=(ip)
 if [ "$LIFT_FAMILY" = 6 ]; then
-	# IPv6 on the two hosts' veths only (the testbed turns it off everywhere),
-	# routed through their gateways by permanent neighbour entries.
-	A_FH=fd00:10::1 A_MH=fd00:20:1::1 IP=(ip -6)
-	for h in fh mh; do
-		tb_ns "$h" sysctl -qw "net.ipv6.conf.${h}0.disable_ipv6=0" \
-			"net.ipv6.conf.${h}0.router_solicitations=0" >/dev/null
-	done
-	tb_ns fh ip -6 addr add "$A_FH/64" dev fh0 nodad
-	tb_ns mh ip -6 addr add "$A_MH/64" dev mh0 nodad
-	tb_ns fh ip -6 neigh replace fd00:10::fe lladdr "$TB_MAC_GT" nud permanent dev fh0
-	tb_ns fh ip -6 route add fd00:20:1::/64 via fd00:10::fe dev fh0
-	tb_ns mh ip -6 neigh replace fd00:20:1::fe lladdr "$TB_MAC_TL" nud permanent dev mh0
-	tb_ns mh ip -6 route add fd00:10::/64 via fd00:20:1::fe dev mh0
+	# IPv6 on the two hosts' veths (testbed.sh's tb_chain_ipv6).
+	A_FH=$TB_IP6_FH A_MH=$TB_IP6_MH IP=(ip -6)
+	tb_chain_ipv6
 elif [ "$LIFT_FAMILY" != 4 ]; then
 	tb_fail "LIFT_FAMILY is 4 or 6, not $LIFT_FAMILY"
 fi

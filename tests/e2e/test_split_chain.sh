@@ -54,22 +54,9 @@ TB_NS_EMU="$T-emu-$TB_ID" TB_NS_TERM="$T-term-$TB_ID" TB_PREFIX="$T-$TB_ID"
 tb_topology chain
 SX=("$TB_PY" "$TB_E2E_DIR/split_xfer.py")
 
-# IPv6 on the two hosts' veths only (the testbed turns it off everywhere): fh and
-# mh in prefixes of their own, routed through their gateways (satgw's ports) by
-# permanent neighbour entries, as the testbed does for IPv4; no DAD, no router
-# solicitations.
-FH6=fd00:10::1 MH6=fd00:20:1::1
-GW6_FH=fd00:10::fe GW6_MH=fd00:20:1::fe
-for h in fh mh; do
-	tb_ns "$h" sysctl -qw "net.ipv6.conf.${h}0.disable_ipv6=0" \
-		"net.ipv6.conf.${h}0.router_solicitations=0" >/dev/null
-done
-tb_ns fh ip -6 addr add "$FH6/64" dev fh0 nodad
-tb_ns mh ip -6 addr add "$MH6/64" dev mh0 nodad
-tb_ns fh ip -6 neigh replace "$GW6_FH" lladdr "$TB_MAC_GT" nud permanent dev fh0
-tb_ns fh ip -6 route add fd00:20:1::/64 via "$GW6_FH" dev fh0
-tb_ns mh ip -6 neigh replace "$GW6_MH" lladdr "$TB_MAC_TL" nud permanent dev mh0
-tb_ns mh ip -6 route add fd00:10::/64 via "$GW6_MH" dev mh0
+# IPv6 on the two hosts' veths (testbed.sh's tb_chain_ipv6).
+FH6=$TB_IP6_FH MH6=$TB_IP6_MH
+tb_chain_ipv6
 
 for f in split_hub.yaml split_terminal.yaml split_emulator_clean.yaml chain-emulator-ber.yaml; do
 	"$TB_SATGW" --check-config "$P/$f" >"$TB_DIR/check.out" 2>&1 ||

@@ -418,6 +418,26 @@ tb_topology() {
 	tb_log "topology $TB_MODE: fh $TB_IP_FH <-> [terr0 satgw sat0] <-> mh $TB_DST_MH"
 }
 
+# tb_chain_ipv6: IPv6 on the chain's two hosts' veths only (the testbed turns it
+# off everywhere): fh TB_IP6_FH and mh TB_IP6_MH in /64s of their own, routed
+# through their gateways (satgw's ports) by permanent neighbour entries, as the
+# chain does for IPv4; no DAD, no router solicitations. The satgw policies must
+# route fd00:10::/64 (fh) and fd00:20:1::/64 (mh).
+TB_IP6_FH=fd00:10::1 TB_IP6_MH=fd00:20:1::1
+tb_chain_ipv6() {
+	local h
+	for h in fh mh; do
+		tb_ns "$h" sysctl -qw "net.ipv6.conf.${h}0.disable_ipv6=0" \
+			"net.ipv6.conf.${h}0.router_solicitations=0" >/dev/null
+	done
+	tb_ns fh ip -6 addr add "$TB_IP6_FH/64" dev fh0 nodad
+	tb_ns mh ip -6 addr add "$TB_IP6_MH/64" dev mh0 nodad
+	tb_ns fh ip -6 neigh replace fd00:10::fe lladdr "$TB_MAC_GT" nud permanent dev fh0
+	tb_ns fh ip -6 route add fd00:20:1::/64 via fd00:10::fe dev fh0
+	tb_ns mh ip -6 neigh replace fd00:20:1::fe lladdr "$TB_MAC_TL" nud permanent dev mh0
+	tb_ns mh ip -6 route add fd00:10::/64 via fd00:20:1::fe dev mh0
+}
+
 # tb_hugepages_reserve N: reserve N 2 MB hugepages (restored at exit) and mount
 # hugetlbfs on /dev/hugepages if nothing is mounted there.
 tb_hugepages_reserve() {
