@@ -1500,7 +1500,6 @@ split_drain(struct sgw_dp *dp)
 		for (k = 0; k < x->pool.cap; k++) {
 			struct sp_obj *o = &x->objs[k];
 
-			/* In use (lib/sgw_pool.c marks live objects UINT32_MAX - 1). */
 			if (sgw_pool_in_use(&x->pool, k) && half_of(x, o)->state != SGW_SPLIT_S_FREE)
 				half_free(x, o);
 		}

@@ -135,6 +135,15 @@ conf_of(const struct sgw_policy *pol, struct sgw_xcp_conf *c)
 	c->rtt_max_ns = (uint64_t)pol->xcp.rtt_max_ms * 1000000u;
 }
 
+/* The constants of the next interval from the running policy (the lib's if it refuses them). */
+static void
+conf_take(const struct sgw_policy *pol, struct sgw_xcp_conf *c)
+{
+	conf_of(pol, c);
+	if (sgw_xcp_conf_check(c) != 0)
+		sgw_xcp_conf_default(c);
+}
+
 /* The share's constants between the two classes (separate queues). */
 static void
 wq_conf_of(const struct sgw_policy *pol, struct sgw_xcpq_conf *c)
@@ -173,6 +182,18 @@ sess_take(struct sgw_xs_sess *ss, const struct sgw_xcp_params *out)
 	ss->par = *out;
 	ss->par.pos_left = out->pos_budget;
 	ss->par.neg_left = out->neg_budget;
+}
+
+/* A session's controller (re)started at now with its constants (ss->conf). */
+static void
+sess_start(struct sgw_xs_sess *ss, uint64_t now)
+{
+	struct sgw_xcp_params out;
+
+	sgw_xcp_acc_read(&ss->acc, &ss->snap);
+	sgw_xcp_ctl_init(&ss->conf, &ss->ctl, now, &ss->snap, 1, &out);
+	sess_take(ss, &out);
+	sgw_xcp_qest_init(&ss->qest);
 }
 
 static int
@@ -259,15 +280,9 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		if (xs->ss == NULL)
 			return -1;
 		for (i = 0; i < sl->n_sess; i++) {
-			struct sgw_xs_sess *ss = &xs->ss[i];
-			struct sgw_xcp_params out;
-
-			ss->conf = xs->conf;
-			sgw_xcp_acc_init(&ss->acc);
-			if (sgw_xcp_ctl_init(&ss->conf, &ss->ctl, 0, NULL, 1, &out) != 0)
-				return -1;
-			sess_take(ss, &out);
-			sgw_xcp_qest_init(&ss->qest);
+			xs->ss[i].conf = xs->conf;
+			sgw_xcp_acc_init(&xs->ss[i].acc);
+			sess_start(&xs->ss[i], 0);
 		}
 	}
 	for (i = 0; i < dp->n_workers; i++) {
@@ -841,9 +856,7 @@ aggregate(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
 	}
 	sgw_xcp_aggregate(&xs->conf, &xs->ctl, xs->snaps, xs->n_workers,
 			  xs->twoq ? xs->cap_x : cap, (double)q, now, &xs->ctl, xs->out);
-	conf_of(&s->pol, &xs->conf);
-	if (sgw_xcp_conf_check(&xs->conf) != 0)
-		sgw_xcp_conf_default(&xs->conf);
+	conf_take(&s->pol, &xs->conf);
 	for (i = 0; i < xs->n_workers; i++)
 		sgw_xcp_pub_write(&xs->pub[i], &xs->out[i]);
 	publish_telemetry(xs, cap, __atomic_load_n(&xs->tpub.queue_bytes, __ATOMIC_RELAXED), q);
@@ -879,13 +892,8 @@ sess_loop(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs,
 		uint64_t q = sgw_sl_queued_bytes(w->dp, si), qp;
 
 		if (!x->started) {
-			conf_of(&s->pol, &ss->conf);
-			if (sgw_xcp_conf_check(&ss->conf) != 0)
-				sgw_xcp_conf_default(&ss->conf);
-			sgw_xcp_acc_read(&ss->acc, &ss->snap);
-			sgw_xcp_ctl_init(&ss->conf, &ss->ctl, now, &ss->snap, 1, &out);
-			sess_take(ss, &out);
-			sgw_xcp_qest_init(&ss->qest);
+			conf_take(&s->pol, &ss->conf);
+			sess_start(ss, now);
 		}
 		sgw_xcp_qest_sample(&ss->qest, &ss->conf, now, q, ss->ctl.d_ns, cap);
 		if (now < sgw_xcp_ctl_deadline(&ss->ctl)) {
@@ -900,9 +908,7 @@ sess_loop(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs,
 				  &ss->ctl, &out);
 		sess_take(ss, &out);
 		/* A reload may have changed the constants: the next interval runs with them. */
-		conf_of(&s->pol, &ss->conf);
-		if (sgw_xcp_conf_check(&ss->conf) != 0)
-			sgw_xcp_conf_default(&ss->conf);
+		conf_take(&s->pol, &ss->conf);
 		sess_publish(ss, cap, q, qp);
 	}
 	x->started = true;
@@ -1173,7 +1179,6 @@ xs_write_json(const struct sgw_dp *dp, FILE *f)
 {
 	const struct sgw_xs *xs = XS(dp);
 	struct json_ctx j = {.f = f};
-
 	uint32_t i;
 
 	fprintf(f, "  \"xcp\": {\"protocol\": %u, \"link_port\": %d, \"queue\": \"%s\",\n"

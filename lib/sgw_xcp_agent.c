@@ -666,12 +666,7 @@ wanted(const struct sgw_xcpa *a, const struct sgw_xcpa_flow *f, uint32_t pay_len
 	return fb > INT32_MAX ? INT32_MAX : (int32_t)fb;
 }
 
-/*
- * Count a data segment into the flow's rounds of one smoothed RTT (none
- * before the first RTT sample). A round that ends with nothing sent in the
- * one after it leaves 0 as the last round's count: an idle flow has no
- * window to show.
- */
+/* The smaller of the two flights (contract: sgw_xcp_agent.h). */
 uint32_t
 sgw_xcpa_cap_flight(const struct sgw_xcpa_flow *f, uint32_t seq_flight, bool *by_sent)
 {
@@ -681,6 +676,12 @@ sgw_xcpa_cap_flight(const struct sgw_xcpa_flow *f, uint32_t seq_flight, bool *by
 	return *by_sent ? r : seq_flight;
 }
 
+/*
+ * Count a data segment into the flow's rounds of one smoothed RTT (none
+ * before the first RTT sample). A round that ends with nothing sent in the
+ * one after it leaves 0 as the last round's count: an idle flow has no
+ * window to show.
+ */
 void
 sgw_xcpa_round_sent(struct sgw_xcpa_flow *f, uint32_t bytes, uint64_t now)
 {
