@@ -48,6 +48,7 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <unistd.h>
@@ -781,12 +782,23 @@ struct Host {
 	rte_ring *ring = nullptr;
 	uint8_t laddr[4], raddr[4];
 	uint64_t segs = 0, nombuf = 0;
+	// the server with several terminals: its peer is the client of the slot's
+	// terminal k (10.20.k+1.5), slot i = k * per_term + port - 1024
+	const TcpPair *slots = nullptr;
+	uint32_t per_term = 0;
 };
 
 void
-HostTx(void *ctx, sgw_tcp_conn *, const uint8_t *hdr, uint32_t hlen, uint32_t, uint32_t)
+HostTx(void *ctx, sgw_tcp_conn *c, const uint8_t *hdr, uint32_t hlen, uint32_t, uint32_t)
 {
 	Host *h = static_cast<Host *>(ctx);
+	uint8_t raddr[4];
+	memcpy(raddr, h->raddr, 4);
+	if (h->slots != nullptr && h->per_term != 0) {
+		size_t i = size_t(reinterpret_cast<const char *>(c) -
+				  reinterpret_cast<const char *>(h->slots)) / sizeof(TcpPair);
+		raddr[2] = uint8_t(1u + i / h->per_term);
+	}
 	rte_mbuf *m = rte_pktmbuf_alloc(h->pool);
 	uint8_t *d = m != nullptr ? reinterpret_cast<uint8_t *>(
 					    rte_pktmbuf_append(m, uint16_t(14 + 20 + hlen))) :
@@ -811,7 +823,7 @@ HostTx(void *ctx, sgw_tcp_conn *, const uint8_t *hdr, uint32_t hlen, uint32_t, u
 	ip[8] = 64;
 	ip[9] = 6;
 	memcpy(ip + 12, h->laddr, 4);
-	memcpy(ip + 16, h->raddr, 4);
+	memcpy(ip + 16, raddr, 4);
 	uint32_t sum = 0;
 	for (int i = 0; i < 20; i += 2)
 		sum += uint32_t(ip[i] << 8 | ip[i + 1]);
@@ -820,7 +832,7 @@ HostTx(void *ctx, sgw_tcp_conn *, const uint8_t *hdr, uint32_t hlen, uint32_t, u
 	ip[10] = uint8_t(~sum >> 8);
 	ip[11] = uint8_t(~sum);
 	memcpy(ip + 20, hdr, hlen);
-	uint16_t cs = sgw_tcp_csum_ipv4(h->laddr, h->raddr, ip + 20, hlen, nullptr, 0);
+	uint16_t cs = sgw_tcp_csum_ipv4(h->laddr, raddr, ip + 20, hlen, nullptr, 0);
 	ip[36] = uint8_t(cs >> 8);
 	ip[37] = uint8_t(cs);
 	if (rte_ring_enqueue(h->ring, m) != 0)
@@ -830,20 +842,36 @@ HostTx(void *ctx, sgw_tcp_conn *, const uint8_t *hdr, uint32_t hlen, uint32_t, u
 const sgw_tcp_ops kHostOps = {HostTx, EpRxData, EpRxAdvance,
 			      EpRxSpace, EpTxAcked};
 
+// One terminal of the stage rig: its satellite and LAN ports, its dataplane,
+// its client host (10.20.k+1.5 behind terminal 1001 + k).
+struct Site {
+	DpPort tsat, lan;
+	sgw_dp *dp = nullptr;
+	Host cl;
+};
+
 struct StageRig {
 	bool ok = false;
-	DpPort terr, hsat, tsat, lan;
-	sgw_dp *hub = nullptr, *term = nullptr;
-	Host cl, sv;
+	DpPort terr, hsat;
+	sgw_dp *hub = nullptr, *term = nullptr;   // term: site[0]'s (the life benches')
+	Host sv;
+	// Terminals: one for the life benches; StageIdleHalves takes as many as its
+	// connections need (a session carries at most 65,535 halves: its channels).
+	uint32_t nterm = 1;
+	std::vector<std::unique_ptr<Site>> site;
 	std::unique_ptr<TcpPair[]> slot;
 	uint32_t nslots = kStageSlots;
 	uint32_t nalloc = kStageSlots;   // slots (client ports 1024 + i); the idle rig's more
+	uint32_t per_term = kStageSlots; // slot i belongs to terminal i / per_term
 	uint64_t now = 0;
 	uint8_t handshake = SGW_SPLIT_HS_END_TO_END;
-	// StageIdleHalves: the split section and limits (empty: the life benches')
-	std::string split_yaml, limits_yaml;
+	// StageIdleHalves: the split section and limits, per role (empty: the life benches')
+	std::string split_yaml, limits_yaml, hub_split_yaml, hub_limits_yaml;
 	std::string hub_web_ports = "[80]";  // the idle rig adds kLanPort
 	uint16_t client_dport = kServerPort; // where client-opened connections go
+	// Each gateway's thread CPU time in its own loop (HubIter / TermIter), when timing.
+	bool timing = false;
+	uint64_t hub_ns = 0, term_ns = 0, timed_calls = 0;
 
 	static std::string Satlink(const std::string &extra)
 	{
@@ -851,16 +879,28 @@ struct StageRig {
 		       "return_rate_bps: 400000000000, window_max: 8192, status_interval_ms: 1, "
 		       "rtt_ms: 110" + extra + "}\n";
 	}
-	std::string Split() const
+	std::string Split(bool hub_role) const
 	{
+		if (hub_role && !hub_split_yaml.empty())
+			return hub_split_yaml + hub_limits_yaml;
 		if (!split_yaml.empty())
 			return split_yaml + limits_yaml;
 		return "split: {relay_connection_bytes: 4096, open_credit: 4096, "
 		       "relay_terminal_bytes: 134217728, relay_worker_bytes: 134217728, "
 		       "max_connections_per_worker: 16384, max_connections_per_terminal: 16384}\n";
 	}
+	static std::string Prefix(uint32_t k)
+	{
+		return "10.20." + std::to_string(k + 1) + ".0/24";
+	}
 	std::string HubYaml() const
 	{
+		std::string terms, prefixes;
+		for (uint32_t k = 0; k < nterm; k++) {
+			terms += "  - {name: site-" + std::to_string(k) + ", id: " +
+				 std::to_string(1001 + k) + ", prefixes: [" + Prefix(k) + "]}\n";
+			prefixes += (k ? ", " : "") + Prefix(k);
+		}
 		return "version: 1\nrole: hub\nports:\n"
 		       "  - {name: terr, device: " + terr.name +
 		       ", role: terrestrial, peer: sat}\n"
@@ -869,35 +909,38 @@ struct StageRig {
 		       "  - {name: to-term, port: sat, mac: \"" + std::string(kTermSatMac) +
 		       "\"}\n"
 		       "  - {name: to-fh, port: terr, mac: \"02:00:00:00:01:01\"}\n"
-		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24]}\n"
+		       "terminals:\n" + terms +
 		       "rules:\n"
 		       "  - {name: web, match: {proto: tcp, dst_ports: " + hub_web_ports +
 		       "}, action: count, next_hop: to-fh}\n"
-		       "  - {name: to-site, match: {dst: [10.20.1.0/24]}, action: forward, "
+		       "  - {name: to-site, match: {dst: [" + prefixes + "]}, action: forward, "
 		       "next_hop: to-term}\n"
 		       "  - {name: to-core, match: {dst: [198.51.100.0/24]}, action: forward, "
 		       "next_hop: to-fh}\n"
-		       "workers: {idle_backoff_us: 0}\n" + Split() +
+		       "workers: {idle_backoff_us: 0}\n" + Split(true) +
 		       Satlink(", peer_mac: \"" + std::string(kTermSatMac) + "\"");
 	}
-	std::string TermYaml() const
+	std::string TermYaml(uint32_t k) const
 	{
+		const Site &t = *site[k];
 		return "version: 1\nrole: terminal\nports:\n"
-		       "  - {name: sat, device: " + tsat.name + ", role: satellite, peer: lan}\n"
-		       "  - {name: lan, device: " + lan.name + ", role: lan, peer: sat}\n"
+		       "  - {name: sat, device: " + t.tsat.name + ", role: satellite, peer: lan}\n"
+		       "  - {name: lan, device: " + t.lan.name + ", role: lan, peer: sat}\n"
 		       "next_hops:\n"
 		       "  - {name: to-hub, port: sat, mac: \"" + std::string(kHubSatMac) + "\"}\n"
 		       "  - {name: to-mh, port: lan, mac: \"02:00:00:00:02:01\"}\n"
-		       "terminals:\n  - {name: site-a, id: 1001, prefixes: [10.20.1.0/24]}\n"
+		       "terminals:\n  - {name: site, id: " + std::to_string(1001 + k) +
+		       ", prefixes: [" + Prefix(k) + "]}\n"
 		       "rules:\n"
 		       "  - {name: web, match: {proto: tcp, dst_ports: [80]}, action: count, "
 		       "next_hop: to-hub}\n"
-		       "  - {name: to-lan, match: {dst: [10.20.1.0/24]}, action: forward, "
+		       "  - {name: to-lan, match: {dst: [" + Prefix(k) + "]}, action: forward, "
 		       "next_hop: to-mh}\n"
 		       "  - {name: to-core, match: {dst: [198.51.100.0/24]}, action: forward, "
 		       "next_hop: to-hub}\n"
-		       "workers: {idle_backoff_us: 0}\n" + Split() +
-		       Satlink(", terminal: 1001, peer_mac: \"" + std::string(kHubSatMac) + "\"");
+		       "workers: {idle_backoff_us: 0}\n" + Split(false) +
+		       Satlink(", terminal: " + std::to_string(1001 + k) + ", peer_mac: \"" +
+			       std::string(kHubSatMac) + "\"");
 	}
 	bool StartOne(sgw_dp **dpp, const std::string &yaml, const std::string &inst)
 	{
@@ -948,8 +991,30 @@ struct StageRig {
 				rte_pktmbuf_free(static_cast<rte_mbuf *>(o[j]));
 		}
 	}
-	// Frames a dataplane sent toward a host: into its endpoints (slot by port).
-	void Deliver(rte_ring *r, Host &h, bool server)
+	// The hub's satellite frames to the terminal their satlink header names
+	// (terminal id, bytes 4..7 after Ethernet); one terminal: all of them.
+	void MoveFromHub()
+	{
+		if (nterm == 1) {
+			Move(hsat.tx, site[0]->tsat.rx);
+			return;
+		}
+		void *o = nullptr;
+		while (rte_ring_dequeue(hsat.tx, &o) == 0) {
+			rte_mbuf *m = static_cast<rte_mbuf *>(o);
+			const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+			uint32_t k = nterm;
+			if (rte_pktmbuf_data_len(m) >= 14 + 22)
+				k = (uint32_t(d[18]) << 24 | uint32_t(d[19]) << 16 |
+				     uint32_t(d[20]) << 8 | d[21]) - 1001u;
+			if (k >= nterm || rte_ring_enqueue(site[k]->tsat.rx, m) != 0)
+				rte_pktmbuf_free(m);
+		}
+	}
+	// Frames a dataplane sent toward a host: into its endpoints (slot by
+	// terminal and port). The server's side names the terminal by the client's
+	// address (source of what it receives); a client host k is terminal k.
+	void Deliver(rte_ring *r, Host &h, bool server, uint32_t kc)
 	{
 		void *o = nullptr;
 		while (rte_ring_dequeue(r, &o) == 0) {
@@ -960,7 +1025,8 @@ struct StageRig {
 			if (len >= 54 && d[12] == 0x08 && d[13] == 0 && d[23] == 6) {
 				uint32_t ihl = (d[14] & 15u) * 4u;
 				uint32_t tot = uint32_t(d[16] << 8 | d[17]);
-				if (tot <= len - 14 && tot > ihl &&
+				uint32_t k = server ? uint32_t(d[14 + 12 + 2]) - 1u : kc;
+				if (tot <= len - 14 && tot > ihl && k < nterm &&
 				    sgw_tcp_seg_parse(d + 14 + ihl, tot - ihl, &s, nullptr) ==
 					    SGW_TCP_PR_OK) {
 					uint16_t port = server ? s.sport : s.dport;
@@ -971,8 +1037,9 @@ struct StageRig {
 						   (server ? s.dport : s.sport) != client_dport;
 					if (rev)
 						port = server ? s.dport : s.sport;
-					uint32_t i = uint32_t(port - 1024u);
-					if (i < nslots) {
+					uint32_t j = uint32_t(port - 1024u);
+					uint32_t i = k * per_term + j;
+					if (port >= 1024 && j < per_term && i < nslots) {
 						sgw_tcp_conn *c = server ? &slot[i].s : &slot[i].c;
 						if ((server || rev) && c->state == SGW_TCP_CLOSED &&
 						    (s.flags & SGW_TCP_F_SYN)) {
@@ -993,64 +1060,131 @@ struct StageRig {
 			rte_pktmbuf_free(m);
 		}
 	}
+	static uint64_t ThreadNs()
+	{
+		timespec t;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+		return uint64_t(t.tv_sec) * 1000000000ull + uint64_t(t.tv_nsec);
+	}
 	uint64_t steps = 0;
 	void Step()
 	{
 		steps++;
 		now += kStepNs;
-		Move(hsat.tx, tsat.rx);
-		Move(tsat.tx, hsat.rx);
-		HubIter(hub, now);
-		TermIter(term, now);
-		Deliver(lan.tx, cl, false);
-		Deliver(terr.tx, sv, true);
+		MoveFromHub();
+		for (auto &t : site)
+			Move(t->tsat.tx, hsat.rx);
+		if (!timing) {
+			HubIter(hub, now);
+			for (auto &t : site)
+				TermIter(t->dp, now);
+		} else {
+			// each interval holds one clock read's cost: timed_calls says
+			// how many to take off (StageIdleHalves measures one)
+			uint64_t t0 = ThreadNs();
+			HubIter(hub, now);
+			uint64_t t1 = ThreadNs();
+			for (auto &t : site)
+				TermIter(t->dp, now);
+			uint64_t t2 = ThreadNs();
+			hub_ns += t1 - t0;
+			term_ns += t2 - t1;
+			timed_calls++;
+		}
+		for (uint32_t k = 0; k < nterm; k++)
+			Deliver(site[k]->lan.tx, site[k]->cl, false, k);
+		Deliver(terr.tx, sv, true, 0);
 	}
-	void HostInit(Host &h, bool client)
+	void HostInit(Host &h, bool client, uint32_t k)
 	{
 		sgw_tcp_conf conf;
 		sgw_tcp_conf_default(&conf);
 		sgw_tcp_stack_init(&h.st, &conf, &kHostOps, &h);
-		static const uint8_t cip[4] = {10, 20, 1, 5};
+		const uint8_t cip[4] = {10, 20, uint8_t(k + 1), 5};
 		static const uint8_t sip[4] = {198, 51, 100, 10};
 		memcpy(h.laddr, client ? cip : sip, 4);
 		memcpy(h.raddr, client ? sip : cip, 4);
-		h.pool = client ? term->pool : hub->pool;
-		h.ring = client ? lan.rx : terr.rx;
+		h.pool = client ? site[k]->dp->pool : hub->pool;
+		h.ring = client ? site[k]->lan.rx : terr.rx;
 	}
 	bool Start(uint8_t hs, const std::string &tag)
 	{
 		handshake = hs;
 		std::string b = "sb" + tag + std::to_string(getpid() % 100000);
-		if (!terr.Make(b + "t") || !hsat.Make(b + "h") || !tsat.Make(b + "s") ||
-		    !lan.Make(b + "l"))
+		if (!terr.Make(b + "t") || !hsat.Make(b + "h"))
 			return false;
-		if (!StartOne(&hub, HubYaml(), b + "H") || !StartOne(&term, TermYaml(), b + "T"))
+		for (uint32_t k = 0; k < nterm; k++) {
+			site.emplace_back(new Site());
+			std::string tb = b + std::to_string(k);
+			if (!site[k]->tsat.Make(tb + "s") || !site[k]->lan.Make(tb + "l"))
+				return false;
+		}
+		if (!StartOne(&hub, HubYaml(), b + "H"))
 			return false;
-		HostInit(cl, true);
-		HostInit(sv, false);
+		for (uint32_t k = 0; k < nterm; k++)
+			if (!StartOne(&site[k]->dp, TermYaml(k), b + "T" + std::to_string(k)))
+				return false;
+		term = site[0]->dp;
+		for (uint32_t k = 0; k < nterm; k++)
+			HostInit(site[k]->cl, true, k);
+		HostInit(sv, false, 0);
 		slot.reset(new TcpPair[nalloc]);
 		nslots = nalloc;
+		if (nterm == 1)
+			per_term = nalloc;
+		sv.slots = slot.get();
+		sv.per_term = per_term;
 		const char *e = getenv("SGW_BENCH_STAGE_SLOTS");
 		if (e != nullptr && atoi(e) > 0 && uint32_t(atoi(e)) < nalloc)
 			nslots = uint32_t(atoi(e));
 		for (uint32_t i = 0; i < nalloc; i++)
 			memset(&slot[i], 0, sizeof(slot[i]));
 		// satlink up: both ends wait for their epoch (up to 1 s of virtual time)
-		for (int k = 0; k < 100000 && !SessionUp(); k++)
+		for (int k = 0; k < 100000 && !SessionsUp(); k++)
 			Step();
-		return ok = SessionUp();
+		return ok = SessionsUp();
 	}
-	bool SessionUp() const
+	bool SessionsUp() const
 	{
-		sgw_sl_pub p;
-		sgw_sl_read(term, 0, &p);
-		return p.state == SGW_ARQ_UP;
+		for (const auto &t : site) {
+			sgw_sl_pub p;
+			sgw_sl_read(t->dp, 0, &p);
+			if (p.state != SGW_ARQ_UP)
+				return false;
+		}
+		return true;
+	}
+	// The halves the terminals hold, and a terminal counter summed.
+	uint64_t TermOpen() const
+	{
+		uint64_t n = 0;
+		for (const auto &t : site)
+			n += sgw_split_dp_open(t->dp);
+		return n;
+	}
+	uint64_t TermCtr(sgw_spd_ctr c) const
+	{
+		uint64_t n = 0;
+		for (const auto &t : site)
+			n += sgw_split_dp_ctr(t->dp, c);
+		return n;
+	}
+	uint64_t TermBypass(sgw_spd_bypass c) const
+	{
+		uint64_t n = 0;
+		for (const auto &t : site)
+			n += sgw_split_dp_bypass(t->dp, c);
+		return n;
 	}
 	// One connection's life in slot i toward port dport; false if it got stuck.
 	__attribute__((noinline)) bool Life(uint32_t i, uint16_t dport)
 	{
 		TcpPair &p = slot[i];
+		Host &cl = site[0]->cl;
 		sgw_tcp_out o;
+		// Deliver tells a client's port 8081 (slot 7057) from a server-opened
+		// connection by it (before, the forward bench stuck at slot 7057)
+		client_dport = dport;
 		sgw_tcp_conn_init(&cl.st, &p.c, 1000000u + i * 7919u, uint16_t(1024 + i), dport);
 		memset(&p.s, 0, sizeof(p.s));
 		sgw_tcp_out_reset(&o);
@@ -1082,14 +1216,21 @@ struct StageRig {
 	}
 	void Stop()
 	{
-		for (sgw_dp *dp : {hub, term})
+		std::vector<sgw_dp *> dps{hub};
+		std::vector<DpPort *> ports{&terr, &hsat};
+		for (auto &t : site) {
+			dps.push_back(t->dp);
+			ports.push_back(&t->tsat);
+			ports.push_back(&t->lan);
+		}
+		for (sgw_dp *dp : dps)
 			if (dp != nullptr && dp->workers[0] != nullptr)
 				sgw_dp_drain(dp);
-		for (DpPort *pt : {&terr, &hsat, &tsat, &lan}) {
+		for (DpPort *pt : ports) {
 			DpPort::Drain(pt->rx);
 			DpPort::Drain(pt->tx);
 		}
-		for (sgw_dp *dp : {hub, term})
+		for (sgw_dp *dp : dps)
 			if (dp != nullptr)
 				sgw_dp_fini(dp);
 	}
@@ -1104,7 +1245,11 @@ EalUp()
 	if (!tried) {
 		tried = true;
 		std::string prefix = "bench_split_" + std::to_string(getpid());
-		const char *eal[] = {"bench_dp_split", "--no-huge", "-m", "2048", "--no-pci",
+		// SGW_BENCH_EAL_MB: StageIdleHalves with a million connections needs
+		// more (the pools and flow tables of one hub and 16 terminals)
+		const char *mb = getenv("SGW_BENCH_EAL_MB");
+		std::string mem = mb != nullptr && atoi(mb) > 0 ? mb : "2048";
+		const char *eal[] = {"bench_dp_split", "--no-huge", "-m", mem.c_str(), "--no-pci",
 				     "--file-prefix", prefix.c_str(), "-l", "0", "--log-level",
 				     "warning"};
 		int argc = int(sizeof(eal) / sizeof(eal[0]));
@@ -1141,7 +1286,7 @@ RunStage(benchmark::State &state, int which, uint16_t dport)
 	for (int b = 0; b < SGW_SPD_BYP__COUNT; b++)
 		byp0 += sgw_split_dp_bypass(r.term, sgw_spd_bypass(b)) +
 			sgw_split_dp_bypass(r.hub, sgw_spd_bypass(b));
-	uint64_t segs0 = r.cl.segs + r.sv.segs, steps0 = r.steps;
+	uint64_t segs0 = r.site[0]->cl.segs + r.sv.segs, steps0 = r.steps;
 	for (auto _ : state) {
 		stuck += !r.Life(next, dport);
 		next = next + 1 >= r.nslots ? 0 : next + 1;
@@ -1161,7 +1306,7 @@ RunStage(benchmark::State &state, int which, uint16_t dport)
 	else if (dport != kServerPort && opened != 0)
 		state.SkipWithError("the baseline was split");
 	state.SetItemsProcessed(state.iterations());
-	state.counters["host_segs_per_conn"] = double(r.cl.segs + r.sv.segs - segs0) / n;
+	state.counters["host_segs_per_conn"] = double(r.site[0]->cl.segs + r.sv.segs - segs0) / n;
 	state.counters["steps_per_conn"] = double(r.steps - steps0) / n;
 	state.counters["halves_open"] =
 		double(sgw_split_dp_open(r.hub) + sgw_split_dp_open(r.term));
@@ -1198,23 +1343,38 @@ RssBytes()
 	return uint64_t(rss) * uint64_t(sysconf(_SC_PAGESIZE));
 }
 
-// Scale (docs/tcp-split.md "Scale"): SGW_SCALE_N (default 2000, at most
-// 32,767: one terminal session's opener channels) client connections opened
-// for real through both dataplanes (spoofed handshake, the hub opening to the
-// server), ESTABLISHED at both hosts and left idle: the halves each worker
-// holds, the stage's allocations per half of its pool (relays apart: the pool
-// is sized by max_connections_per_worker, here 65,536, above the old
-// 32,767 cap), and the process's RSS growth per idle connection. Relays are
-// 4096 (the loader's minimum); an idle connection's relays were never written.
+// Scale (docs/tcp-split.md "Scale"): SGW_SCALE_N (default 2000) connections
+// opened for real through the dataplanes (spoofed handshake), ESTABLISHED at
+// both hosts and left idle: the halves each worker holds, the stage's
+// allocations per half of its pool (relays apart), and the process's RSS
+// growth per idle connection. Relays are 4096 (the loader's minimum); an idle
+// connection's relays were never written.
+//
+// One satlink session carries at most 32,767 halves opened at the terminal
+// and 32,768 opened at the hub (its channels), and one client address has
+// 64,511 ports here: past 64,511 connections the rig has one terminal per
+// 64,511 (terminal 1001 + k, client 10.20.k+1.5, one dataplane each, all on
+// the one hub worker), the connections spread evenly; per terminal the first
+// 32,767 are opened by its client, the rest by the server toward the client's
+// port 8081 (the hub's openers). SGW_SCALE_N=1000000 is 16 terminals and a
+// million halves on the hub's worker (SGW_BENCH_EAL_MB=6144);
+// SGW_SCALE_TERMINALS=t spreads fewer connections over t terminals.
 //
 // StageIdleHalves/1: the same connections to port 8080, which the rules
 // forward through both dataplanes untouched: the baseline of the opening cost
 // (no half, no split check). Batches of 256 SYNs: the dataplanes' cost per
 // new connection with many opening at once, the loop's polling shared by the
-// batch (the Life benches pay it per connection). callgrind_annotate
-// --inclusive=yes gives each gateway's count (StageRig::HubIter, TermIter):
-// the difference between two n, divided by the difference of n, is the cost
-// per new connection (the rig's start-up cancels out).
+// batch (the Life benches pay it per connection).
+//
+// Timed per gateway: each gateway's loop (HubIter, TermIter) runs between two
+// reads of the thread's CPU clock while the connections open (the cost of one
+// read, measured here, is taken off each interval): hub_open_cpu_ns_per_conn
+// is the hub's core alone, open_per_s_hub_core what that core opens per second.
+// With several terminals term_open_cpu_ns_per_conn counts every terminal's
+// loop, the idle ones' polling included. callgrind_annotate --inclusive=yes
+// gives each gateway's instruction count (StageRig::HubIter, TermIter): the
+// difference between two n, divided by the difference of n, is the cost per
+// new connection (the rig's start-up cancels out).
 void
 StageIdleHalves(benchmark::State &state)
 {
@@ -1223,16 +1383,25 @@ StageIdleHalves(benchmark::State &state)
 		state.SkipWithError("EAL initialisation failed");
 		return;
 	}
+	const uint32_t kPortsPerClient = 65535u - 1024u;
 	const char *e = getenv("SGW_SCALE_N");
 	uint32_t n = e != nullptr && atoi(e) > 0 ? uint32_t(atoi(e)) : 2000u;
-	n = std::min(n, 65535u - 1024u);
-	// the first 32,767 opened by the client (the terminal's openers), the rest
-	// by the server (the hub's openers): one session, both halves of its channels
-	const uint32_t n_cl = fwd ? n : std::min(n, 32767u);
+	n = std::min(n, kPortsPerClient * 64u);
+	// SGW_SCALE_TERMINALS: more terminals than the connections need
+	const char *et = getenv("SGW_SCALE_TERMINALS");
+	const uint32_t nterm = std::max(std::min(et != nullptr ? uint32_t(atoi(et)) : 0u, 64u),
+					(n + kPortsPerClient - 1) / kPortsPerClient);
+	const uint32_t per = (n + nterm - 1) / nterm;   // connections per terminal
+	const uint32_t n_cl = fwd ? per : std::min(per, 32767u);   // client-opened, each
 	const uint16_t cl_port = fwd ? 8080 : kServerPort;
+	uint32_t hub_cap = 65536;
+	while (hub_cap < n + n / 32)
+		hub_cap *= 2;
 	for (auto _ : state) {
 		StageRig r;
 		r.nalloc = n;
+		r.nterm = nterm;
+		r.per_term = per;
 		r.hub_web_ports = fwd ? "[80]" : "[80, 8081]";
 		r.client_dport = cl_port;
 		r.split_yaml = "split: {relay_connection_bytes: 4096, open_credit: 4096, "
@@ -1241,6 +1410,13 @@ StageIdleHalves(benchmark::State &state)
 			       "max_connections_per_worker: 65536, "
 			       "max_connections_per_terminal: 65536}\n";
 		r.limits_yaml = "limits: {flows_per_core: 131072, timers_per_core: 262144}\n";
+		r.hub_split_yaml = "split: {relay_connection_bytes: 4096, open_credit: 4096, "
+				   "relay_terminal_bytes: 549755813888, "
+				   "relay_worker_bytes: 549755813888, "
+				   "max_connections_per_worker: " + std::to_string(hub_cap) +
+				   ", max_connections_per_terminal: 65536}\n";
+		r.hub_limits_yaml = "limits: {flows_per_core: " + std::to_string(hub_cap) +
+				    ", timers_per_core: " + std::to_string(2 * hub_cap) + "}\n";
 		if (!r.Start(SGW_SPLIT_HS_SPOOFED, fwd ? "f" : "i")) {
 			state.SkipWithError("idle rig not up");
 			r.Stop();
@@ -1248,23 +1424,31 @@ StageIdleHalves(benchmark::State &state)
 		}
 		uint64_t rss0 = RssBytes();
 		uint32_t up = 0;
+		// one read of the thread's CPU clock, to take off each timed interval
+		uint64_t q0 = StageRig::ThreadNs(), q1 = q0;
+		for (int k = 0; k < 1000; k++)
+			q1 = StageRig::ThreadNs();
+		const double read_ns = double(q1 - q0) / 1000.0;
 		timespec c0, c1;
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+		r.timing = true;
 		// Batches of 256 SYNs, each batch stepped until its clients are ESTABLISHED.
 		for (uint32_t b = 0; b < n; b += 256) {
 			uint32_t end = std::min(n, b + 256);
 			for (uint32_t i = b; i < end; i++) {
 				TcpPair &p = r.slot[i];
+				const uint32_t k = i / per, j = i % per;
 				sgw_tcp_out o;
 				sgw_tcp_out_reset(&o);
-				if (i < n_cl) {
-					sgw_tcp_conn_init(&r.cl.st, &p.c, 1000000u + i * 7919u,
-							  uint16_t(1024 + i), cl_port);
+				if (j < n_cl) {
+					Host &cl = r.site[k]->cl;
+					sgw_tcp_conn_init(&cl.st, &p.c, 1000000u + i * 7919u,
+							  uint16_t(1024 + j), cl_port);
 					memset(&p.s, 0, sizeof(p.s));
-					sgw_tcp_connect(&r.cl.st, &p.c, r.now, &o);
+					sgw_tcp_connect(&cl.st, &p.c, r.now, &o);
 				} else {
 					sgw_tcp_conn_init(&r.sv.st, &p.s, 3000000u + i * 7919u,
-							  uint16_t(1024 + i), kLanPort);
+							  uint16_t(1024 + j), kLanPort);
 					memset(&p.c, 0, sizeof(p.c));
 					sgw_tcp_connect(&r.sv.st, &p.s, r.now, &o);
 				}
@@ -1279,6 +1463,7 @@ StageIdleHalves(benchmark::State &state)
 				r.Step();
 			}
 		}
+		r.timing = false;
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 		for (uint32_t i = 0; i < n; i++)
 			up += r.slot[i].c.state == SGW_TCP_ESTABLISHED &&
@@ -1287,16 +1472,27 @@ StageIdleHalves(benchmark::State &state)
 		for (int k = 0; k < 100; k++)
 			r.Step();
 		uint64_t rss1 = RssBytes();
-		uint64_t th = sgw_split_dp_open(r.term), hh = sgw_split_dp_open(r.hub);
+		uint64_t th = r.TermOpen(), hh = sgw_split_dp_open(r.hub);
 		uint64_t st = 0, rl = 0;
 		uint64_t cap = sgw_split_dp_cap(r.hub, &st, &rl);
+		const double calls = double(r.timed_calls);
+		const double hub_ns = std::max(0.0, double(r.hub_ns) - calls * read_ns) / double(n);
+		const double term_ns =
+			std::max(0.0, double(r.term_ns) - calls * read_ns) / double(n);
 		state.counters["connections"] = double(n);
+		state.counters["terminals"] = double(nterm);
 		// the opening loop's CPU time per connection: both dataplanes, both
 		// model hosts and the harness on this one core
 		state.counters["open_cpu_ns_per_conn"] =
 			(double(c1.tv_sec - c0.tv_sec) * 1e9 + double(c1.tv_nsec - c0.tv_nsec)) /
 			double(n);
-		state.counters["client_opened"] = double(n_cl);
+		state.counters["hub_open_cpu_ns_per_conn"] = hub_ns;
+		state.counters["term_open_cpu_ns_per_conn"] = term_ns;
+		state.counters["open_per_s_hub_core"] = hub_ns > 0 ? 1e9 / hub_ns : 0;
+		state.counters["open_per_s_term_core"] = term_ns > 0 ? 1e9 / term_ns : 0;
+		state.counters["clock_read_ns"] = read_ns;
+		state.counters["steps"] = calls;
+		state.counters["client_opened"] = double(std::min(n_cl, per)) * nterm;
 		state.counters["established"] = double(up);
 		state.counters["halves_terminal"] = double(th);
 		state.counters["halves_hub"] = double(hh);
@@ -1305,27 +1501,27 @@ StageIdleHalves(benchmark::State &state)
 		state.counters["relay_reserved_per_half"] = cap ? double(rl) / double(cap) : 0;
 		state.counters["rss_growth_per_conn"] =
 			double(rss1 > rss0 ? rss1 - rss0 : 0) / double(n);
-		state.counters["bypassed"] =
-			double(sgw_split_dp_bypass(r.term, SGW_SPD_BYP_POOL_FULL) +
-			       sgw_split_dp_bypass(r.term, SGW_SPD_BYP_TERMINAL_CAP));
+		state.counters["bypassed"] = double(r.TermBypass(SGW_SPD_BYP_POOL_FULL) +
+						    r.TermBypass(SGW_SPD_BYP_TERMINAL_CAP));
 		if (up != n || th != (fwd ? 0 : n) || hh != (fwd ? 0 : n)) {
 			uint32_t cl_up = 0;
-			for (uint32_t i = 0; i < n_cl; i++)
-				cl_up += r.slot[i].c.state == SGW_TCP_ESTABLISHED &&
+			for (uint32_t i = 0; i < n; i++)
+				cl_up += i % per < n_cl &&
+					 r.slot[i].c.state == SGW_TCP_ESTABLISHED &&
 					 r.slot[i].s.state == SGW_TCP_ESTABLISHED;
-			fprintf(stderr, "StageIdleHalves: %u of %u established (%u of %u "
-				"client-opened), halves terminal %lu hub %lu, opened t %lu h %lu, "
-				"accepted t %lu h %lu, refused t %lu h %lu\n", up, n, cl_up, n_cl,
+			fprintf(stderr, "StageIdleHalves: %u of %u established (%u "
+				"client-opened), halves terminals %lu hub %lu, opened t %lu h %lu, "
+				"accepted t %lu h %lu, refused t %lu h %lu\n", up, n, cl_up,
 				(unsigned long)th, (unsigned long)hh,
-				(unsigned long)sgw_split_dp_ctr(r.term, SGW_SPD_OPENED),
+				(unsigned long)r.TermCtr(SGW_SPD_OPENED),
 				(unsigned long)sgw_split_dp_ctr(r.hub, SGW_SPD_OPENED),
-				(unsigned long)sgw_split_dp_ctr(r.term, SGW_SPD_ACCEPTED),
+				(unsigned long)r.TermCtr(SGW_SPD_ACCEPTED),
 				(unsigned long)sgw_split_dp_ctr(r.hub, SGW_SPD_ACCEPTED),
-				(unsigned long)sgw_split_dp_ctr(r.term, SGW_SPD_REFUSED),
+				(unsigned long)r.TermCtr(SGW_SPD_REFUSED),
 				(unsigned long)sgw_split_dp_ctr(r.hub, SGW_SPD_REFUSED));
 			for (int k = 0; k < SGW_SPD_BYP__COUNT; k++)
 				fprintf(stderr, "  bypass %d: t %lu h %lu\n", k,
-					(unsigned long)sgw_split_dp_bypass(r.term, sgw_spd_bypass(k)),
+					(unsigned long)r.TermBypass(sgw_spd_bypass(k)),
 					(unsigned long)sgw_split_dp_bypass(r.hub, sgw_spd_bypass(k)));
 			state.SkipWithError("not every connection split and established");
 		}
