@@ -57,6 +57,7 @@
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
+#include <rte_memory.h>
 #include <rte_ring.h>
 
 #include "policy_yaml.h"
@@ -863,6 +864,9 @@ struct StageRig {
 	uint32_t nslots = kStageSlots;
 	uint32_t nalloc = kStageSlots;   // slots (client ports 1024 + i); the idle rig's more
 	uint32_t per_term = kStageSlots; // slot i belongs to terminal i / per_term
+	// StageIdleHalves: per terminal, slots j < n_cl are client-opened (client
+	// port 1024 + j), the rest server-opened (server port 1024 + j - n_cl)
+	uint32_t n_cl = 0;
 	uint64_t now = 0;
 	uint8_t handshake = SGW_SPLIT_HS_END_TO_END;
 	// StageIdleHalves: the split section and limits, per role (empty: the life benches')
@@ -1037,7 +1041,7 @@ struct StageRig {
 						   (server ? s.dport : s.sport) != client_dport;
 					if (rev)
 						port = server ? s.dport : s.sport;
-					uint32_t j = uint32_t(port - 1024u);
+					uint32_t j = uint32_t(port - 1024u) + (rev ? n_cl : 0u);
 					uint32_t i = k * per_term + j;
 					if (port >= 1024 && j < per_term && i < nslots) {
 						sgw_tcp_conn *c = server ? &slot[i].s : &slot[i].c;
@@ -1330,6 +1334,17 @@ StageSplitLifeSpoofed(benchmark::State &state)
 	RunStage(state, 1, kServerPort);
 }
 
+// Every page of a segment read and written back unchanged: resident, contents
+// kept (single-threaded, before the timed loops).
+int
+TouchSeg(const rte_memseg_list *, const rte_memseg *ms, void *)
+{
+	volatile uint8_t *p = static_cast<volatile uint8_t *>(ms->addr);
+	for (size_t o = 0; o < ms->len; o += 4096)
+		p[o] = p[o];
+	return 0;
+}
+
 uint64_t
 RssBytes()
 {
@@ -1351,14 +1366,16 @@ RssBytes()
 // connection's relays were never written.
 //
 // One satlink session carries at most 32,767 halves opened at the terminal
-// and 32,768 opened at the hub (its channels), and one client address has
-// 64,511 ports here: past 64,511 connections the rig has one terminal per
-// 64,511 (terminal 1001 + k, client 10.20.k+1.5, one dataplane each, all on
-// the one hub worker), the connections spread evenly; per terminal the first
-// 32,767 are opened by its client, the rest by the server toward the client's
-// port 8081 (the hub's openers). SGW_SCALE_N=1000000 is 16 terminals and a
-// million halves on the hub's worker (SGW_BENCH_EAL_MB=6144);
-// SGW_SCALE_TERMINALS=t spreads fewer connections over t terminals.
+// and 32,768 opened at the hub (its channels): past 65,535 connections the
+// rig has one terminal per 65,535 (terminal 1001 + k, client 10.20.k+1.5, one
+// dataplane each, all on the one hub worker), the connections spread evenly;
+// per terminal the first 32,767 are opened by its client (ports 1024..), the
+// rest by the server (from ports 1024..) toward the client's port 8081 (the
+// hub's openers). DPDK's RTE_MAX_ETHPORTS (32 in Debian's build) and two
+// ports per terminal allow 15 terminals: at most 983,025 connections
+// (SGW_SCALE_N=983025, SGW_BENCH_EAL_MB=6144). SGW_SCALE_TERMINALS=t spreads
+// fewer connections over t terminals. The forwarding baseline (/1) opens
+// every connection from the client: 64,511 per terminal.
 //
 // StageIdleHalves/1: the same connections to port 8080, which the rules
 // forward through both dataplanes untouched: the baseline of the opening cost
@@ -1383,14 +1400,16 @@ StageIdleHalves(benchmark::State &state)
 		state.SkipWithError("EAL initialisation failed");
 		return;
 	}
-	const uint32_t kPortsPerClient = 65535u - 1024u;
+	// a session's channels (split), a client address's ports (forwarded)
+	const uint32_t kPerTerm = fwd ? 65535u - 1024u : 65535u;
+	const uint32_t kMaxTerm = (RTE_MAX_ETHPORTS - 2) / 2;
 	const char *e = getenv("SGW_SCALE_N");
 	uint32_t n = e != nullptr && atoi(e) > 0 ? uint32_t(atoi(e)) : 2000u;
-	n = std::min(n, kPortsPerClient * 64u);
+	n = std::min(n, kPerTerm * kMaxTerm);
 	// SGW_SCALE_TERMINALS: more terminals than the connections need
 	const char *et = getenv("SGW_SCALE_TERMINALS");
-	const uint32_t nterm = std::max(std::min(et != nullptr ? uint32_t(atoi(et)) : 0u, 64u),
-					(n + kPortsPerClient - 1) / kPortsPerClient);
+	const uint32_t nterm = std::max(std::min(et != nullptr ? uint32_t(atoi(et)) : 0u, kMaxTerm),
+					(n + kPerTerm - 1) / kPerTerm);
 	const uint32_t per = (n + nterm - 1) / nterm;   // connections per terminal
 	const uint32_t n_cl = fwd ? per : std::min(per, 32767u);   // client-opened, each
 	const uint16_t cl_port = fwd ? 8080 : kServerPort;
@@ -1402,6 +1421,7 @@ StageIdleHalves(benchmark::State &state)
 		r.nalloc = n;
 		r.nterm = nterm;
 		r.per_term = per;
+		r.n_cl = n_cl;
 		r.hub_web_ports = fwd ? "[80]" : "[80, 8081]";
 		r.client_dport = cl_port;
 		r.split_yaml = "split: {relay_connection_bytes: 4096, open_credit: 4096, "
@@ -1422,6 +1442,12 @@ StageIdleHalves(benchmark::State &state)
 			r.Stop();
 			return;
 		}
+		// SGW_BENCH_PREFAULT=1: every page of DPDK's memory made resident
+		// first (as hugepages would be), so that the timed loops do not pay
+		// the first touch of 4 KB pages (--no-huge) of the pools and tables
+		const char *pf = getenv("SGW_BENCH_PREFAULT");
+		if (pf != nullptr && atoi(pf) > 0)
+			rte_memseg_walk(TouchSeg, nullptr);
 		uint64_t rss0 = RssBytes();
 		uint32_t up = 0;
 		// one read of the thread's CPU clock, to take off each timed interval
@@ -1448,7 +1474,7 @@ StageIdleHalves(benchmark::State &state)
 					sgw_tcp_connect(&cl.st, &p.c, r.now, &o);
 				} else {
 					sgw_tcp_conn_init(&r.sv.st, &p.s, 3000000u + i * 7919u,
-							  uint16_t(1024 + j), kLanPort);
+							  uint16_t(1024 + j - n_cl), kLanPort);
 					memset(&p.c, 0, sizeof(p.c));
 					sgw_tcp_connect(&r.sv.st, &p.s, r.now, &o);
 				}
