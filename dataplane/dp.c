@@ -98,6 +98,8 @@ port_init(struct sgw_dp *dp, const struct sgw_policy *pol, uint16_t pidx, bool c
 		/* No RSS: one queue, workers get their share through the hand-off rings. */
 		ps->n_rxq = 1;
 	}
+	/* The NIC checks TCP checksums where it can (the split relies on them, split.c). */
+	conf.rxmode.offloads |= info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TCP_CKSUM;
 	if (pc->mtu != 0) {
 		conf.rxmode.mtu = pc->mtu;
 		if (frame_len_of_mtu(pc->mtu) > RTE_MBUF_DEFAULT_DATAROOM) {

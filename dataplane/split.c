@@ -128,8 +128,10 @@ struct sp_dp {
 	int16_t sat_pidx;
 };
 
-enum { SP_DROP_BAD_SEGMENT = 0, SP_DROP__COUNT };
-static const char *const sp_drop_names[SP_DROP__COUNT] = { "split_bad_segment" };
+enum { SP_DROP_BAD_SEGMENT = 0, SP_DROP_BAD_CHECKSUM, SP_DROP__COUNT };
+static const char *const sp_drop_names[SP_DROP__COUNT] = {
+	"split_bad_segment", "split_bad_checksum",
+};
 enum { SP_ORIG_SEGS = 0, SP_ORIG_MSGS, SP_ORIG__COUNT };
 static const char *const sp_orig_names[SP_ORIG__COUNT] = {
 	"split_segs_originated", "split_msgs_originated",
@@ -740,7 +742,36 @@ bypass(struct sp_worker *x, struct sgw_flow *f, int why)
 	f->mech = SGW_POOL_NONE;
 }
 
-/* The TCP segment at the packet's L4 (IPv4 or IPv6), parsed; -1 when malformed. */
+/*
+ * A split ends the connection here, so the end-to-end checksum ends here too:
+ * a segment the far host would have discarded must not be acknowledged and
+ * relayed. The NIC's verdict where it gave one (RX TCP checksum offload,
+ * dp.c), else the sum over the pseudo-header (the family's addresses, protocol
+ * and TCP length; IPv6 extension headers are not in it) and the segment.
+ */
+static bool
+csum_ok(const struct rte_mbuf *m, const struct sgw_pkt_info *pi, uint32_t l4len)
+{
+	const uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, pi->l3_off);
+	uint32_t sum;
+
+	if (f == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
+		return true;
+	if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
+		return false;
+	/* addresses: IPv4 bytes 12..19, IPv6 bytes 8..39 */
+	sum = __rte_raw_cksum(pi->ip_ver == 4 ? l3 + 12 : l3 + 8, pi->ip_ver == 4 ? 8u : 32u, 0);
+	sum = __rte_raw_cksum(rte_pktmbuf_mtod_offset(m, const void *, pi->l4_off), l4len, sum);
+	sum += rte_cpu_to_be_16(IPPROTO_TCP);
+	sum += rte_cpu_to_be_16((uint16_t)(l4len & 0xffffu)) + rte_cpu_to_be_16((uint16_t)(l4len >> 16));
+	return __rte_raw_cksum_reduce(sum) == 0xffff;
+}
+
+/*
+ * The TCP segment at the packet's L4 (IPv4 or IPv6), parsed: 0, -1 when
+ * malformed, -2 when its checksum is wrong.
+ */
 static int
 seg_of(const struct rte_mbuf *m, const struct sgw_pkt_info *pi, struct sgw_tcp_seg *seg,
        uint64_t *pctr)
@@ -752,8 +783,10 @@ seg_of(const struct rte_mbuf *m, const struct sgw_pkt_info *pi, struct sgw_tcp_s
 	l4len = pi->l3_len - (uint32_t)(pi->l4_off - pi->l3_off);
 	if ((uint32_t)pi->l4_off + l4len > rte_pktmbuf_data_len(m))
 		return -1;
-	return sgw_tcp_seg_parse(rte_pktmbuf_mtod_offset(m, const uint8_t *, pi->l4_off),
-				 l4len, seg, pctr) == SGW_TCP_PR_OK ? 0 : -1;
+	if (sgw_tcp_seg_parse(rte_pktmbuf_mtod_offset(m, const uint8_t *, pi->l4_off),
+			      l4len, seg, pctr) != SGW_TCP_PR_OK)
+		return -1;
+	return csum_ok(m, pi, l4len) ? 0 : -2;
 }
 
 /* A client's SYN at a terminal: the opener half, or a bypass. */
@@ -774,7 +807,7 @@ half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
 	uint32_t n, iss;
 	unsigned int alen = pi->ip_ver == 6 ? 16u : 4u;
 	uint16_t ch = 0;
-	int why = 0;
+	int why = 0, rc;
 
 	/*
 	 * Either box opens: the terminal for a client on its LAN, the hub for a
@@ -817,7 +850,14 @@ half_open(struct sp_worker *x, const struct sgw_snapshot *s, struct rte_mbuf *m,
 		bypass(x, f, SGW_SPD_BYP_NO_ROOM);
 		return 0;
 	}
-	if (seg_of(m, pi, &seg, x->st.parse_ctr) != 0) {
+	rc = seg_of(m, pi, &seg, x->st.parse_ctr);
+	if (rc == -2) {
+		/* A corrupted SYN: dropped as its server would; the flow stays undecided. */
+		w->c.drop[x->drop_base + SP_DROP_BAD_CHECKSUM]++;
+		rte_pktmbuf_free(m);
+		return 1;
+	}
+	if (rc != 0) {
 		bypass(x, f, SGW_SPD_BYP_OPEN_FAILED);
 		return 0;
 	}
@@ -897,6 +937,7 @@ sgw_split_flow_input(struct sgw_worker *w, const struct sgw_snapshot *s, struct 
 	struct sgw_tcp_seg seg;
 	struct sgw_split *sp;
 	struct sp_obj *o;
+	int rc;
 
 	if (x == NULL || fp < 0)
 		return 0;
@@ -913,10 +954,12 @@ sgw_split_flow_input(struct sgw_worker *w, const struct sgw_snapshot *s, struct 
 	sp = half_of(x, o);
 	if (sp->state == SGW_SPLIT_S_FREE)
 		return 0;
-	if (pm->info.ip_ver != (sp->addr.ipv6 ? 6 : 4) ||
-	    seg_of(m, &pm->info, &seg, x->st.parse_ctr) != 0 ||
+	rc = pm->info.ip_ver != (sp->addr.ipv6 ? 6 : 4) ? -1 :
+		seg_of(m, &pm->info, &seg, x->st.parse_ctr);
+	if (rc != 0 ||
 	    seg.sport != (sp->role == SGW_SPLIT_OPENER ? sp->addr.sport : sp->addr.dport)) {
-		w->c.drop[x->drop_base + SP_DROP_BAD_SEGMENT]++;
+		w->c.drop[x->drop_base + (rc == -2 ? SP_DROP_BAD_CHECKSUM :
+					  SP_DROP_BAD_SEGMENT)]++;
 		rte_pktmbuf_free(m);
 		return 1;
 	}
