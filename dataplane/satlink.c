@@ -269,6 +269,17 @@ sess_init(struct sgw_dp *dp, struct sgw_sl *sl, const struct sgw_policy *pol,
 	ac.rtt_init_ns = (uint64_t)sc->rtt_ms * 1000000u;
 	ac.keepalive_ns = (uint64_t)sc->keepalive_ms * 1000000u;
 	ac.link_down_ns = (uint64_t)sc->link_down_ms * 1000000u;
+	/*
+	 * Retransmission timers run from when a frame leaves the pacer
+	 * (pace_send calls sgw_arq_on_wire), bounded by the line time of a full
+	 * pacer (2 x tx_window + 64 frames of the largest size) for a frame that
+	 * never leaves: after an outage the burst of repairs queues here, and
+	 * timed from their emission its tail was sent twice.
+	 */
+	ac.wire_wait_ns = RTE_MIN(60ull * 1000000000ull,
+				  (2ull * sl->tx_window + 64u) *
+				  ((sc->frame_size + SL_FRAME_OVERHEAD + RTE_ETHER_HDR_LEN) * 8ull *
+				   ss->ns_per_kbit / 1000000u));
 	bad = sgw_arq_conf_check(&ac);
 	if (bad != NULL) {
 		SGW_LOG(ERR, "satlink session '%s': bad ARQ setting %s", ss->name, bad);
@@ -277,12 +288,14 @@ sess_init(struct sgw_dp *dp, struct sgw_sl *sl, const struct sgw_policy *pol,
 	ss->arq = sgw_arq_create(&ac, 0);
 	sgw_ring_init(&ss->pqr, 2 * sl->tx_window + 64);
 	ss->pq = rte_zmalloc("sgw_sl_pq", sizeof(*ss->pq) * ss->pqr.cap, RTE_CACHE_LINE_SIZE);
+	ss->pq_tag = rte_zmalloc("sgw_sl_pqt", sizeof(*ss->pq_tag) * ss->pqr.cap,
+				 RTE_CACHE_LINE_SIZE);
 	/* Keep SL_PACER_LOW_NS of full frames (at least 8) waiting for the line. */
 	ss->pq_low = (uint32_t)RTE_MAX(8ull, rate / 8u * SL_PACER_LOW_NS / 1000000000ull /
 				       (sc->frame_size + SL_FRAME_OVERHEAD + RTE_ETHER_HDR_LEN));
 	sgw_ring_init(&ss->fqr, sc->send_queue);
 	ss->fq = rte_zmalloc("sgw_sl_fq", sizeof(*ss->fq) * ss->fqr.cap, RTE_CACHE_LINE_SIZE);
-	if (ss->arq == NULL || ss->pq == NULL || ss->fq == NULL) {
+	if (ss->arq == NULL || ss->pq == NULL || ss->pq_tag == NULL || ss->fq == NULL) {
 		SGW_LOG(ERR, "satlink session '%s': out of memory (%zu bytes)", ss->name,
 			sgw_arq_footprint(&ac));
 		return -1;
@@ -472,6 +485,7 @@ sl_fini(struct sgw_dp *dp)
 		sgw_arq_destroy(sl->sess[i].arq);
 		sgw_slcrypto_ctx_destroy(sl->sess[i].cc);
 		rte_free(sl->sess[i].pq);
+		rte_free(sl->sess[i].pq_tag);
 		rte_free(sl->sess[i].fq);
 	}
 	for (i = 0; i < RTE_DIM(sl->eng); i++)
@@ -662,8 +676,13 @@ pace_send(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 	if (ss->pace_next_ns + credit < now)
 		ss->pace_next_ns = now - credit;
 	while (!sgw_ring_empty(&ss->pqr) && ss->pace_next_ns <= now) {
-		struct rte_mbuf *m = ss->pq[sgw_ring_pop(&ss->pqr)];
+		uint32_t k = sgw_ring_pop(&ss->pqr);
+		struct rte_mbuf *m = ss->pq[k];
 
+		/* the frame's retransmission clock starts now (sgw_arq_on_wire) */
+		if (ss->pq_tag[k] != UINT64_MAX)
+			sgw_arq_on_wire(ss->arq, (uint32_t)(ss->pq_tag[k] >> 32),
+					(uint32_t)ss->pq_tag[k], now);
 		ss->pace_next_ns += (uint64_t)rte_pktmbuf_pkt_len(m) * 8u * ss->ns_per_kbit /
 				    1000000u;
 		ss->c.frames_tx_data++;
@@ -734,8 +753,13 @@ pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
 }
 
 static void
-pace_add(struct sgw_worker *w, struct sgw_sl_sess *ss, struct rte_mbuf *m)
+pace_add(struct sgw_worker *w, struct sgw_sl_sess *ss, struct rte_mbuf *m, uint64_t tag)
 {
+	uint32_t k;
+
+	if (sgw_ring_full(&ss->pqr) && tag != UINT64_MAX)
+		sgw_arq_on_wire(ss->arq, (uint32_t)(tag >> 32), (uint32_t)tag, w->now_ns);
+
 	if (sgw_ring_full(&ss->pqr)) {
 		lose(w, SGW_SLD_PACER_FULL, m);
 		return;
@@ -746,7 +770,9 @@ pace_add(struct sgw_worker *w, struct sgw_sl_sess *ss, struct rte_mbuf *m)
 		if (ss->pace_next_ns < w->now_ns)
 			ss->pace_next_ns = w->now_ns;
 	}
-	ss->pq[sgw_ring_push(&ss->pqr)] = m;
+	k = sgw_ring_push(&ss->pqr);
+	ss->pq[k] = m;
+	ss->pq_tag[k] = tag;
 }
 
 /* -------------------------------------------------------------- delivery */
@@ -920,7 +946,11 @@ run_actions(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_se
 			m = build_data(w, sl, ss, a);
 			if (m != NULL) {
 				SLW(w)->orig[SGW_SL_ORIG_DATA]++;
-				pace_add(w, ss, m);
+				pace_add(w, ss, m, (a->flags & SGW_SL_F_DATAGRAM) ? UINT64_MAX :
+						   (uint64_t)a->seq << 32 | a->order);
+			} else if (!(a->flags & SGW_SL_F_DATAGRAM)) {
+				/* not sent (no mbuf, stale): its timer runs from now */
+				sgw_arq_on_wire(ss->arq, a->seq, a->order, w->now_ns);
 			}
 			break;
 		case SGW_ARQ_ACT_DELIVER:

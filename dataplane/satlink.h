@@ -98,6 +98,7 @@ struct sgw_sl_sess {
 	struct sgw_ring pqr;            /* which slots of pq are held */
 	uint32_t pq_low;                /* feed the ARQ while the pacer holds fewer frames */
 	struct rte_mbuf **pq;           /* built frames waiting for the line */
+	uint64_t *pq_tag;               /* beside pq: reliable DATA's seq << 32 | order, or ~0 */
 	struct sgw_ring fqr;            /* which slots of fq are held */
 	struct rte_mbuf **fq;           /* reliable packets waiting for the ARQ */
 	uint32_t arq_pkts;              /* packets the ARQ holds (taken, not yet released) */

@@ -342,6 +342,8 @@ sgw_arq_conf_check(const struct sgw_arq_conf *c)
 		return "dgram_slots";
 	if (c->dgram_timeout_ns == 0)
 		return "dgram_timeout_ns";
+	if (c->wire_wait_ns > 60ull * 1000000000ull)
+		return "wire_wait_ns";
 	return NULL;
 }
 
@@ -1344,6 +1346,7 @@ tx_emit_data(struct sgw_arq *a, struct sgw_arq_act *x, const struct tx_slot *s, 
 	x->seq = s->seq;
 	x->offset = s->offset;
 	x->peer_epoch = a->peer_epoch;
+	x->order = s->order;
 	x->handle = s->handle;
 	a->st.tx_bytes += s->len;
 	a->last_tx_ns = a->now;
@@ -1369,7 +1372,7 @@ tx_copy(struct sgw_arq *a, uint32_t i, struct sgw_arq_out *o)
 		s->t = sgw_add_sat(a->now, a->c.retx_spacing_ns);
 		tx_set_state(a, i, TX_SPACED);
 	} else {
-		s->t = a->now;
+		s->t = sgw_add_sat(a->now, a->c.wire_wait_ns);
 		tx_set_state(a, i, TX_INFLIGHT);
 	}
 	return true;
@@ -1417,7 +1420,7 @@ tx_new(struct sgw_arq *a, struct sgw_arq_out *o)
 		s->tx_count = 1;
 		s->copies_left = 0;
 		s->order = a->tx_order++;
-		s->t = a->now;
+		s->t = sgw_add_sat(a->now, a->c.wire_wait_ns);
 		s->state = TX_FREE;
 		tx_set_state(a, i, TX_INFLIGHT);
 		tx_emit_data(a, x, s, 0);
@@ -1544,6 +1547,23 @@ pump(struct sgw_arq *a, struct sgw_arq_out *o)
 	}
 	if (a->now - a->last_tx_ns >= a->keepalive_ns)
 		status_emit(a, o, true);
+}
+
+void
+sgw_arq_on_wire(struct sgw_arq *a, uint32_t seq, uint32_t order, uint64_t now_ns)
+{
+	struct tx_slot *s;
+
+	/* only a frame still in the window: a stale or foreign pair does nothing */
+	if (a->state != SESS_UP || seq - a->snd_una >= a->snd_nxt - a->snd_una)
+		return;
+	s = &a->tx[seq & a->tx_mask];
+	/*
+	 * The inflight list stays in transmission order: the pacer is FIFO, so
+	 * wire times grow along it as emission times did.
+	 */
+	if (s->seq == seq && s->order == order && s->state == TX_INFLIGHT)
+		s->t = now_ns;
 }
 
 uint64_t

@@ -78,6 +78,9 @@ struct sgw_arq_conf {
 	uint64_t hello_interval_ns;  /* HELLO repeat while connecting (1 s) */
 	uint32_t dgram_slots;        /* datagram fragments held for reassembly (256) */
 	uint64_t dgram_timeout_ns;   /* an incomplete datagram is dropped after (200 ms) */
+	uint64_t wire_wait_ns;       /* 0: a frame's retransmission timer runs from its
+				      * emission (0); else from sgw_arq_on_wire, and
+				      * from emission + this if that never comes */
 };
 
 /* Fill *conf with the defaults above (terminal_id 0, local_epoch 1). */
@@ -124,7 +127,7 @@ struct sgw_arq_act {
 	uint32_t seq;        /* TX_DATA, DELIVER: seq (datagram seq with DATAGRAM) */
 	uint32_t offset;     /* TX_DATA: first byte of the frame within the packet */
 	uint32_t peer_epoch; /* TX_DATA, TX_CTRL: the peer epoch the frame was made for */
-	uint32_t reserved;
+	uint32_t order;      /* TX_DATA: this transmission's number (sgw_arq_on_wire) */
 	uint64_t handle;     /* TX_DATA: packet; DELIVER: received buffer; RELEASE */
 };
 
@@ -195,6 +198,20 @@ int sgw_arq_rx_ctrl(struct sgw_arq *arq, uint64_t now_ns, const struct sgw_satli
 
 /* Run the timers and any carried work. */
 void sgw_arq_poll(struct sgw_arq *arq, uint64_t now_ns, struct sgw_arq_out *out);
+
+/*
+ * The TX_DATA action (seq, order) left for the line at now_ns: its
+ * retransmission timer and RTT sample run from then, not from when the
+ * action was emitted. For a caller whose frames wait before the line (a
+ * pacer): with conf.wire_wait_ns set, a frame's timer starts only here (or
+ * wire_wait_ns after its emission, if the caller never says: a frame it
+ * dropped), and the caller calls it as each frame leaves, or is dropped. A
+ * burst of repairs after an outage waits up to its own length in the pacer;
+ * timed from the emission, the later ones timed out while still waiting and
+ * were sent twice. An action that is no longer the frame's latest
+ * transmission, or no longer in flight, is ignored.
+ */
+void sgw_arq_on_wire(struct sgw_arq *arq, uint32_t seq, uint32_t order, uint64_t now_ns);
 
 /*
  * When to call sgw_arq_poll next: an absolute time in ns (<= the last now

@@ -183,6 +183,10 @@ class Sim {
 	uint64_t order = 0;
 	uint64_t now = 0;
 	uint64_t next_epoch = 1000;
+	// A sender whose conf.wire_wait_ns is set is told when each of its DATA
+	// frames starts on the line (sgw_arq_on_wire), as satlink's pacer does.
+	uint32_t wire_seq = 0, wire_order = 0;
+	bool wire_pending = false;
 	std::map<std::tuple<int, int, bool>, uint64_t> last_idx;
 	std::vector<std::pair<uint64_t, std::function<void()>>> script;
 	std::string fail;
@@ -449,7 +453,11 @@ class Sim {
 		f.pkt = pid;
 		f.off = a.offset;
 		f.len = a.len;
+		wire_pending = e.conf.wire_wait_ns != 0 && !(a.flags & SGW_SL_F_DATAGRAM);
+		wire_seq = a.seq;
+		wire_order = a.order;
 		Transmit(i, std::move(f), SGW_SATLINK_HDR_LEN + a.len);
+		wire_pending = false;
 	}
 
 	void TxCtrl(int i, const sgw_arq_act &a)
@@ -627,6 +635,10 @@ class Sim {
 			link_free[i] = dep + (bytes + 14) * 8 * kSec / L.rate_bps;
 		else
 			link_free[i] = dep;
+		// the line is a FIFO the sim computes at once: the frame's start
+		// time (dep, maybe later than now) is told now
+		if (wire_pending)
+			sgw_arq_on_wire(ep[i].arq, wire_seq, wire_order, dep);
 		if (InOutage(i, dep) || rng.Chance(L.loss))
 			return;
 		if (rng.Chance(L.corrupt)) {
@@ -1617,6 +1629,53 @@ TEST(ArqSender, NoSecondRetransmissionWithinARoundTrip)
 	EXPECT_GE(tx[2].t - tx[1].t, 500 * kMs);  // a full round trip at least
 	f.sim.CheckComplete();
 	EXPECT_EQ(f.sim.fail, "");
+}
+
+/*
+ * An outage of the forward line while it is full: every frame sent into it is
+ * lost, and when it ends the status names them all, so their repairs queue on
+ * the line behind each other for longer than a round trip. Timed from their
+ * emission, the tail of that queue times out while still waiting to go out
+ * and is sent twice (duplicates at the receiver). Timed from when each frame
+ * starts on the line (conf.wire_wait_ns, sgw_arq_on_wire: satlink's pacer),
+ * each lost frame is repaired once.
+ */
+static void
+RepairBurst(bool wire_clock, uint64_t *dup, uint64_t *retx, uint64_t *timeouts)
+{
+	Fixture f([wire_clock](sgw_arq_conf &c) {
+		c.retx_copies = 1;
+		c.tx_window = 4096;
+		c.rx_window = 4096;
+		c.sendq_pkts = 4096;
+		c.wire_wait_ns = wire_clock ? 10 * kSec : 0;
+	});
+	f.sim.link[0].rate_bps = 4000000;  // 500-byte frames: about 1 ms each
+	f.Up();
+	const uint64_t t0 = f.sim.now;
+	f.sim.link[0].outages.push_back({t0 + 500 * kMs, t0 + 1500 * kMs});
+	f.sim.ep[0].traffic = Traffic{true, t0, kMs, 4000, 0.0, 486, 0, 1};
+	f.sim.RunUntil(t0 + 8 * kSec);  // Settle clears the outages: run through it first
+	ASSERT_TRUE(f.sim.Settle(60 * kSec)) << f.sim.fail;
+	f.sim.CheckComplete();
+	EXPECT_EQ(f.sim.fail, "");
+	sgw_arq_stats tx = f.sim.Stats(0), rx = f.sim.Stats(1);
+	*dup = rx.rx_refused[SGW_ARQ_RX_DUP];
+	*retx = tx.tx_retx;
+	*timeouts = tx.loss_timeout;
+}
+
+TEST(ArqSender, RepairBurstAfterAnOutageSentOncePerLossWithTheWireClock)
+{
+	uint64_t dup_e = 0, retx_e = 0, to_e = 0, dup_w = 0, retx_w = 0, to_w = 0;
+	RepairBurst(false, &dup_e, &retx_e, &to_e);
+	RepairBurst(true, &dup_w, &retx_w, &to_w);
+	// the outage holds about 1000 frames' worth of line time
+	EXPECT_GT(retx_w, 500u);
+	EXPECT_EQ(dup_w, 0u) << "retransmitted " << retx_w << ", timeouts " << to_w;
+	// the same run timed from the emission: the burst's tail is sent twice
+	EXPECT_GT(dup_e, 100u) << "retransmitted " << retx_e << ", timeouts " << to_e;
+	EXPECT_GT(retx_e, retx_w + 100u);
 }
 
 TEST(ArqSender, TailLossRecoveredByTheRetransmissionTimer)
