@@ -30,7 +30,8 @@
 #   5. The exit JSON: opened + bypassed_pool_full == connections made, accepted
 #      at the hub == opened at the terminal, no other bypass, one OPEN_REFUSED,
 #      the server's RST crossed, the relay overflow counter (relay_clipped) 0 at
-#      both; mempools whole, stats.py's accounting identity at hub and terminal.
+#      both, no segment refused for its TCP checksum (split_bad_checksum 0: the
+#      stage's own sum agrees with Linux's, both families); mempools whole, stats.py's accounting identity at hub and terminal.
 # Not waited for: the halves' end (TIME-WAIT, 60 s; the pipeline test checks it).
 # SPLIT_PCAP=1 keeps captures of fh0 and mh0 (split_cap.py) in the work dir.
 # Usage: test_split_chain.sh /path/to/satgw
@@ -252,7 +253,9 @@ stop_keep hub term emu
 # ---- the exit reports ------------------------------------------------------------------
 "$TB_PY" - "$TB_DIR/hub-run.json" "$TB_DIR/term-run.json" "$CONNS_MADE" "$SPLIT_BEFORE" <<'PY' ||
 import json, sys
-hub, term = (json.load(open(f))["split"]["counters"] for f in sys.argv[1:3])
+runs = [json.load(open(f)) for f in sys.argv[1:3]]
+hub, term = (r["split"]["counters"] for r in runs)
+bad_sum = [r["drops"]["split_bad_checksum"] for r in runs]
 n = int(sys.argv[3])   # connections the client completed; + 1 refused
 before = int(sys.argv[4])
 byp = lambda c: {k: v for k, v in c.items() if k.startswith("bypassed_") and v}
@@ -274,6 +277,10 @@ checks = [
     (hub["relay_clipped"] == 0 and term["relay_clipped"] == 0,
      "relay overflows (relay_clipped): hub %d, terminal %d" % (hub["relay_clipped"],
                                                                term["relay_clipped"])),
+    # real Linux segments, IPv4 and IPv6, summed by the stage (af_packet gives no verdict)
+    (bad_sum == [0, 0] and term["data_msgs_out"] > 0 and hub["data_msgs_out"] > 0,
+     "every segment the halves took passed its checksum (split_bad_checksum hub %d, "
+     "terminal %d)" % tuple(bad_sum)),
     (hub["rst_out"] >= 1 and term["rst_in"] >= 1,
      "the server's reset crossed (hub rst_out %d, terminal rst_in %d)" % (hub["rst_out"],
                                                                           term["rst_in"])),
