@@ -32,6 +32,12 @@
 #      the server's RST crossed, the relay overflow counter (relay_clipped) 0 at
 #      both, no segment refused for its TCP checksum (split_bad_checksum 0: the
 #      stage's own sum agrees with Linux's, both families); mempools whole, stats.py's accounting identity at hub and terminal.
+# SPLIT_WORKERS=2 (e2e_split_chain_2w): hub and terminal run two workers each on
+#   one net_af_packet queue pair; terminal 1001's satlink session and so its halves
+#   are worker 1's at both boxes (sgw_terminal_shard), and worker 0, which reads
+#   the ports, hands its packets over. Phase 1 only (IPv4 and IPv6 download and
+#   upload, the refused port), then: both boxes' worker 1 took packets handed off,
+#   every connection split, the exit checks of 5 for those connections.
 # Not waited for: the halves' end (TIME-WAIT, 60 s; the pipeline test checks it).
 # SPLIT_PCAP=1 keeps captures of fh0 and mh0 (split_cap.py) in the work dir.
 # Usage: test_split_chain.sh /path/to/satgw
@@ -45,6 +51,8 @@ SPLIT_UP_KB=${SPLIT_UP_KB:-1024}     # uploads: the return link is 2 Mbit/s
 SPLIT_SMALL_KB=${SPLIT_SMALL_KB:-64}
 SPLIT_CONNS=${SPLIT_CONNS:-100}
 SPLIT_ABORT_AT=$((1024 * 1024))
+SPLIT_WORKERS=${SPLIT_WORKERS:-1}
+case "$SPLIT_WORKERS" in 1) LC=0 ;; 2) LC=0-1 ;; *) echo "SPLIT_WORKERS: 1 or 2" >&2; exit 2 ;; esac
 
 tb_init "${1:-}"
 # Names unique to this test ("se", or SPLIT_TAG), so it runs next to other chain
@@ -98,8 +106,8 @@ box_ready() {
 	tb_log "satgw $box ready (pid ${TB_BOX_PID[$box]})"
 }
 box_launch emu "$P/split_emulator_clean.yaml" 1
-box_launch hub "$P/split_hub.yaml" 0
-box_launch term "$P/split_terminal.yaml" 0
+box_launch hub "$P/split_hub.yaml" "$LC"
+box_launch term "$P/split_terminal.yaml" "$LC"
 for b in emu hub term; do box_ready "$b"; done
 tb_wait_path mh "$TB_IP_FH" 30
 # SPLIT_PCAP=1: captures of the two TCP legs' ends (fh0, mh0) in the work dir, to debug.
@@ -194,6 +202,58 @@ client put6 "$PORT6" put 1 "$TB_DIR/up.bin" 60 srv6 "$FH6" "$MH6" >&2
 tb_box_wait_tel term 20 /satgw/split "d['opened'] == 5 and sum(v for k, v in d.items() if k.startswith('bypassed_') and k != 'bypassed_not_syn') == 0"
 tb_box_wait_tel hub 20 /satgw/split "d['accepted'] == 5"
 tb_log "  ok   IPv6: both connections split (terminal opened 5, hub accepted 5, no bypass but not_syn)"
+
+# ---- two workers: what phase 1 did, per worker, and the exit reports ---------------
+if [ "$SPLIT_WORKERS" = 2 ]; then
+	for b in hub term; do
+		tb_box_tel "$b" /satgw/workers >"$TB_DIR/$b-workers.json"
+		"$TB_PY" - "$TB_DIR/$b-workers.json" "$b" <<'PY' ||
+import json, sys
+w = json.load(open(sys.argv[1]))
+w0, w1 = w["worker0"], w["worker1"]
+ok = w0["handoff_out"] > 0 and w1["handoff_in"] > 0
+print("  %s %s: worker 0 handed off %d packets, worker 1 (terminal 1001's session) took %d"
+      % ("ok  " if ok else "FAIL", sys.argv[2], w0["handoff_out"], w1["handoff_in"]))
+sys.exit(0 if ok else 1)
+PY
+			tb_fail "$b: no hand-off to worker 1 ($TB_DIR/$b-workers.json)"
+	done
+	tb_box_stop emu
+	for b in hub term; do
+		kill -INT "${TB_BOX_PID[$b]}" 2>/dev/null || true
+	done
+	for b in hub term; do
+		rc=0
+		tb_wait_pid "${TB_BOX_PID[$b]}" 120 || rc=$?
+		TB_BOX_PID[$b]=
+		[ "$rc" -eq 0 ] || tb_fail "satgw $b exit code $rc (124: did not stop; 3: mbufs leaked)"
+		cp "$(tb_box_json "$b")" "$TB_DIR/$b-run.json"
+	done
+	"$TB_PY" - "$TB_DIR/hub-run.json" "$TB_DIR/term-run.json" <<'PY' ||
+import json, sys
+runs = [json.load(open(f)) for f in sys.argv[1:3]]
+hub, term = (r["split"]["counters"] for r in runs)
+byp = {k: v for k, v in term.items() if k.startswith("bypassed_") and v and k != "bypassed_not_syn"}
+checks = [
+    (term["opened"] == 5 and hub["accepted"] == 5,
+     "5 connections split: terminal opened %d, hub accepted %d" % (term["opened"], hub["accepted"])),
+    (not byp, "no bypass at the terminal (%s)" % byp),
+    (hub["refused_out"] == 1 and term["refused_in"] == 1, "the closed port: one OPEN_REFUSED"),
+    (hub["relay_clipped"] == 0 and term["relay_clipped"] == 0, "no relay overflow"),
+    ([r["drops"]["split_bad_checksum"] for r in runs] == [0, 0], "no checksum refused"),
+]
+for ok, w in checks:
+    print("  %s %s" % ("ok  " if ok else "FAIL", w))
+sys.exit(0 if all(ok for ok, _ in checks) else 1)
+PY
+		tb_fail "split counters with two workers ($TB_DIR/hub-run.json, $TB_DIR/term-run.json)"
+	for b in hub term; do
+		"$TB_PY" "$TB_E2E_DIR/stats.py" check "$TB_DIR/$b-run.json" --expect 'mempool.in_use == 0' \
+			--expect 'handoff.in > 0' >&2 || tb_fail "$b accounting ($TB_DIR/$b-run.json)"
+	done
+	tb_pass
+	exit 0
+fi
 
 # ---- BER 1e-5 ----------------------------------------------------------------------
 tb_box_stop emu
