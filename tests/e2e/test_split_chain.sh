@@ -203,6 +203,22 @@ tb_box_wait_tel term 20 /satgw/split "d['opened'] == 5 and sum(v for k, v in d.i
 tb_box_wait_tel hub 20 /satgw/split "d['accepted'] == 5"
 tb_log "  ok   IPv6: both connections split (terminal opened 5, hub accepted 5, no bypass but not_syn)"
 
+# stop_keep BOX...: tb_boxes_stop_keep with 120 s per box (a loaded 2-core machine
+# has been seen to take 40-70 s to stop a box, with or without the split).
+stop_keep() {
+	local box rc
+	for box in "$@"; do kill -INT "${TB_BOX_PID[$box]}" 2>/dev/null || true; done
+	for box in "$@"; do
+		rc=0
+		tb_wait_pid "${TB_BOX_PID[$box]}" 120 || rc=$?
+		TB_BOX_PID[$box]=
+		[ "$rc" -eq 0 ] || tb_fail "satgw $box exit code $rc (124: did not stop; 3: mbufs leaked)"
+		[ -s "$(tb_box_json "$box")" ] || tb_fail "satgw $box wrote no stats JSON"
+		cp "$(tb_box_json "$box")" "$TB_DIR/$box-run.json"
+		tb_log "satgw $box stopped, exit code 0"
+	done
+}
+
 # ---- two workers: what phase 1 did, per worker, and the exit reports ---------------
 if [ "$SPLIT_WORKERS" = 2 ]; then
 	for b in hub term; do
@@ -219,16 +235,7 @@ PY
 			tb_fail "$b: no hand-off to worker 1 ($TB_DIR/$b-workers.json)"
 	done
 	tb_box_stop emu
-	for b in hub term; do
-		kill -INT "${TB_BOX_PID[$b]}" 2>/dev/null || true
-	done
-	for b in hub term; do
-		rc=0
-		tb_wait_pid "${TB_BOX_PID[$b]}" 120 || rc=$?
-		TB_BOX_PID[$b]=
-		[ "$rc" -eq 0 ] || tb_fail "satgw $b exit code $rc (124: did not stop; 3: mbufs leaked)"
-		cp "$(tb_box_json "$b")" "$TB_DIR/$b-run.json"
-	done
+	stop_keep hub term
 	"$TB_PY" - "$TB_DIR/hub-run.json" "$TB_DIR/term-run.json" <<'PY' ||
 import json, sys
 runs = [json.load(open(f)) for f in sys.argv[1:3]]
@@ -293,21 +300,6 @@ client many5 "$PORT_SMALL" get "$SPLIT_CONNS" "$TB_DIR/small.bin" 120 small >&2
 
 # (The emulator's report is not checked: its link is never empty while satlink
 # keeps its sessions alive, so no wait for that.)
-# stop_keep BOX...: tb_boxes_stop_keep with 120 s per box (a loaded 2-core machine
-# has been seen to take 40-70 s to stop a box, with or without the split).
-stop_keep() {
-	local box rc
-	for box in "$@"; do kill -INT "${TB_BOX_PID[$box]}" 2>/dev/null || true; done
-	for box in "$@"; do
-		rc=0
-		tb_wait_pid "${TB_BOX_PID[$box]}" 120 || rc=$?
-		TB_BOX_PID[$box]=
-		[ "$rc" -eq 0 ] || tb_fail "satgw $box exit code $rc (124: did not stop; 3: mbufs leaked)"
-		[ -s "$(tb_box_json "$box")" ] || tb_fail "satgw $box wrote no stats JSON"
-		cp "$(tb_box_json "$box")" "$TB_DIR/$box-run.json"
-		tb_log "satgw $box stopped, exit code 0"
-	done
-}
 stop_keep hub term emu
 
 # ---- the exit reports ------------------------------------------------------------------
