@@ -757,10 +757,10 @@ pace_add(struct sgw_worker *w, struct sgw_sl_sess *ss, struct rte_mbuf *m, uint6
 {
 	uint32_t k;
 
-	if (sgw_ring_full(&ss->pqr) && tag != UINT64_MAX)
-		sgw_arq_on_wire(ss->arq, (uint32_t)(tag >> 32), (uint32_t)tag, w->now_ns);
-
 	if (sgw_ring_full(&ss->pqr)) {
+		/* never on the line: its retransmission timer runs from now */
+		if (tag != UINT64_MAX)
+			sgw_arq_on_wire(ss->arq, (uint32_t)(tag >> 32), (uint32_t)tag, w->now_ns);
 		lose(w, SGW_SLD_PACER_FULL, m);
 		return;
 	}

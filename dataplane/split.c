@@ -366,10 +366,26 @@ sat_send(void *ctx, struct sgw_split *sp, uint16_t channel, const struct sgw_spl
 }
 
 /*
- * One segment of a half's TCP leg: Ethernet, IPv4 or IPv6 (transparent: the
- * opener speaks as the server, the acceptor as the client), TCP with its
- * checksum over the family's pseudo-header.
+ * The one's-complement sum of a TCP segment of len bytes and its family's
+ * pseudo-header (addresses src and dst, 4 or 16 bytes; protocol; TCP length),
+ * folded, in the byte order of the checksum field. Built segments store its
+ * complement; a received segment is intact when it is 0xffff. DPDK's raw sum,
+ * not the lib's portable sgw_tcp_csum_*: 967 against 2,360 instructions for a
+ * 1480-byte segment (callgrind, -O3 -march=corei7), and it runs for every
+ * segment either way.
  */
+static uint16_t
+tcp_sum(const uint8_t *src, const uint8_t *dst, bool v6, const void *tcp, uint32_t len)
+{
+	uint32_t sum = __rte_raw_cksum(src, v6 ? 16u : 4u, 0);
+
+	sum = __rte_raw_cksum(dst, v6 ? 16u : 4u, sum);
+	sum = __rte_raw_cksum(tcp, len, sum);
+	sum += rte_cpu_to_be_16(IPPROTO_TCP);
+	sum += rte_cpu_to_be_16((uint16_t)(len & 0xffffu)) + rte_cpu_to_be_16((uint16_t)(len >> 16));
+	return __rte_raw_cksum_reduce(sum);
+}
+
 /*
  * One TCP segment toward a local peer, framed and sent: Ethernet to dst_mac
  * on port pidx, a bare IPv4 (DF, TTL 64) or IPv6 (hop limit 64) header, the
@@ -436,10 +452,8 @@ seg_send(struct sp_worker *x, uint16_t pidx, const uint8_t *dst_mac, bool v6,
 		p += data[i].len;
 	}
 	tcp[16] = tcp[17] = 0;
-	csum = v6 ? sgw_tcp_csum_ipv6(src, dst, tcp, hlen, tcp + hlen, dlen) :
-		sgw_tcp_csum_ipv4(src, dst, tcp, hlen, tcp + hlen, dlen);
-	tcp[16] = (uint8_t)(csum >> 8);
-	tcp[17] = (uint8_t)csum;
+	csum = (uint16_t)~tcp_sum(src, dst, v6, tcp, hlen + dlen);
+	memcpy(tcp + 16, &csum, sizeof(csum));
 	x->orig[SP_ORIG_SEGS]++;
 	sgw_tx(w, pidx, m, x->s->pol.workers.burst);
 	return 0;
@@ -746,26 +760,22 @@ bypass(struct sp_worker *x, struct sgw_flow *f, int why)
  * A split ends the connection here, so the end-to-end checksum ends here too:
  * a segment the far host would have discarded must not be acknowledged and
  * relayed. The NIC's verdict where it gave one (RX TCP checksum offload,
- * dp.c), else the sum over the pseudo-header (the family's addresses, protocol
- * and TCP length; IPv6 extension headers are not in it) and the segment.
+ * dp.c), else tcp_sum (IPv6 extension headers are not in the pseudo-header).
  */
 static bool
 csum_ok(const struct rte_mbuf *m, const struct sgw_pkt_info *pi, uint32_t l4len)
 {
 	const uint64_t f = m->ol_flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
-	const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, pi->l3_off);
-	uint32_t sum;
+	const bool v6 = pi->ip_ver == 6;
+	/* the source address: IPv4 bytes 12..15, IPv6 bytes 8..23; the destination follows */
+	const uint8_t *src = rte_pktmbuf_mtod_offset(m, const uint8_t *, pi->l3_off + (v6 ? 8 : 12));
 
 	if (f == RTE_MBUF_F_RX_L4_CKSUM_GOOD)
 		return true;
 	if (f == RTE_MBUF_F_RX_L4_CKSUM_BAD)
 		return false;
-	/* addresses: IPv4 bytes 12..19, IPv6 bytes 8..39 */
-	sum = __rte_raw_cksum(pi->ip_ver == 4 ? l3 + 12 : l3 + 8, pi->ip_ver == 4 ? 8u : 32u, 0);
-	sum = __rte_raw_cksum(rte_pktmbuf_mtod_offset(m, const void *, pi->l4_off), l4len, sum);
-	sum += rte_cpu_to_be_16(IPPROTO_TCP);
-	sum += rte_cpu_to_be_16((uint16_t)(l4len & 0xffffu)) + rte_cpu_to_be_16((uint16_t)(l4len >> 16));
-	return __rte_raw_cksum_reduce(sum) == 0xffff;
+	return tcp_sum(src, src + (v6 ? 16 : 4), v6,
+		       rte_pktmbuf_mtod_offset(m, const void *, pi->l4_off), l4len) == 0xffff;
 }
 
 /*
