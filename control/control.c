@@ -44,6 +44,8 @@ satlink_diff(const struct sgw_satlink_conf *a, const struct sgw_satlink_conf *b)
 		return "frame_size";
 	if (a->retx_copies != b->retx_copies)
 		return "retx_copies";
+	if (a->retx_copies_idle != b->retx_copies_idle)
+		return "retx_copies_when";
 	if (a->retx_spacing_us != b->retx_spacing_us)
 		return "retx_spacing_us";
 	if (a->status_interval_ms != b->status_interval_ms)

@@ -18,7 +18,7 @@
 enum {
 	SLK_PORT, SLK_TERMINAL, SLK_PEER_MAC, SLK_FWD_RATE, SLK_RET_RATE, SLK_RTT,
 	SLK_FRAME, SLK_COPIES, SLK_SPACING, SLK_STATUS, SLK_KEEPALIVE, SLK_LINK_DOWN,
-	SLK_SENDQ, SLK_WINDOW, SLK_SERVICE, SLK_KEYS,
+	SLK_SENDQ, SLK_WINDOW, SLK_SERVICE, SLK_KEYS, SLK_COPIES_WHEN,
 };
 static const struct keyspec satlink_keys[] = {
 	[SLK_PORT] = { "port", true },
@@ -37,6 +37,7 @@ static const struct keyspec satlink_keys[] = {
 	[SLK_WINDOW] = { "window_max", false },
 	[SLK_SERVICE] = { "default_service", false },
 	[SLK_KEYS] = { "keys", false },
+	[SLK_COPIES_WHEN] = { "retx_copies_when", false },
 };
 
 /*
@@ -49,6 +50,8 @@ const struct keyset satlink_keyset = {
 
 /* Rule and satlink section service names: enum sgw_sl_service minus 1 (no "default"). */
 const char *const sl_service_names[] = { "reliable", "datagram", "bypass" };
+/* retx_copies_when: the extra copies of a repair on an idle line only, or always */
+static const char *const sl_copies_when_names[] = { "idle", "always" };
 
 #define SL_RATE_MIN 1000ull
 #define SL_RATE_MAX 400000000000ull
@@ -229,6 +232,9 @@ load_satlink(struct ld *ld, const struct ynode *key, const struct ynode *v)
 	}
 	if (get_u32(ld, vals[SLK_COPIES], "retx_copies", 1, 8, &x))
 		sl->retx_copies = (uint8_t)x;
+	if (vals[SLK_COPIES_WHEN] && get_enum(ld, vals[SLK_COPIES_WHEN], "retx_copies_when",
+					      sl_copies_when_names, 2, &en))
+		sl->retx_copies_idle = en == 0;
 	get_u32(ld, vals[SLK_SPACING], "retx_spacing_us", 0, 1000000, &sl->retx_spacing_us);
 	get_u32(ld, vals[SLK_STATUS], "status_interval_ms", 1, 1000, &sl->status_interval_ms);
 	if (vals[SLK_KEEPALIVE])

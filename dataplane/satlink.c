@@ -263,6 +263,7 @@ sess_init(struct sgw_dp *dp, struct sgw_sl *sl, const struct sgw_policy *pol,
 	ac.frag_size = sc->frame_size;
 	ac.max_frags = max_frags_of(sc->frame_size);
 	ac.retx_copies = sc->retx_copies;
+	ac.retx_copies_idle = sc->retx_copies_idle;
 	ac.retx_spacing_ns = (uint64_t)sc->retx_spacing_us * 1000u;
 	ac.status_interval_ns = (uint64_t)sc->status_interval_ms * 1000000u;
 	ac.status_min_gap_ns = RTE_MIN(ac.status_min_gap_ns, ac.status_interval_ns);
@@ -694,6 +695,17 @@ static void run_actions(struct sgw_worker *w, const struct sgw_snapshot *s,
 			struct sgw_sl_sess *ss);
 
 /*
+ * Tell the ARQ whether frames wait for the line (in the pacer, or packets in
+ * the feed queue): before the calls that find losses (a status, the timers),
+ * so a repair's extra copies go out only on an idle line (retx_copies_when).
+ */
+static inline void
+line_state(struct sgw_sl_sess *ss)
+{
+	sgw_arq_line_busy(ss->arq, !sgw_ring_empty(&ss->pqr) || !sgw_ring_empty(&ss->fqr));
+}
+
+/*
  * Reliable packets wait in the session's feed queue and go to the ARQ only
  * while the pacer holds fewer than pq_low frames: a frame the ARQ emits is
  * on its way (its RTT clock runs), so the queue before the line stays a few
@@ -991,6 +1003,7 @@ service(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess *
 		out = arq_out(w);
 		if (out == NULL)
 			break;
+		line_state(ss);
 		sgw_arq_poll(ss->arq, w->now_ns, out);
 		run_actions(w, s, ss);
 	}
@@ -1233,6 +1246,7 @@ rx_frame(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl_sess 
 			lose(w, SGW_SLD_RX_REFUSED, m);
 		}
 	} else {
+		line_state(ss);
 		rc = sgw_arq_rx_ctrl(ss->arq, w->now_ns, &h, body, h.payload_len, out);
 		if (rc == SGW_ARQ_RX_OK) {
 			SLW(w)->cons[SGW_SL_CONS_CTRL_READ]++;
@@ -1435,6 +1449,7 @@ sgw_sl_session_fields(const struct sgw_sl_pub *p, sgw_kv_fn fn, void *ctx)
 	F("queue_held", p->queue_held);
 	F("tx_frames", a->tx_frames);
 	F("tx_retx", a->tx_retx);
+	F("retx_copies_saved", a->retx_copies_saved);
 	F("tx_dgram_frames", a->tx_dgram_frames);
 	F("tx_bytes", a->tx_bytes);
 	F("loss_status", a->loss_status);

@@ -168,6 +168,7 @@ struct sgw_arq {
 	uint32_t tx_order;
 	uint32_t rack_order;      /* latest order known delivered (first transmissions) */
 	uint8_t rack_valid;
+	uint8_t line_busy;        /* sgw_arq_line_busy */
 	uint8_t rtt_seq_valid;
 	uint8_t have_rtt;
 	uint32_t rtt_seq;         /* last seq sampled */
@@ -324,6 +325,8 @@ sgw_arq_conf_check(const struct sgw_arq_conf *c)
 		return "max_frags";
 	if (c->retx_copies == 0 || c->retx_copies > SGW_ARQ_MAX_COPIES)
 		return "retx_copies";
+	if (c->retx_copies_idle > 1)
+		return "retx_copies_idle";
 	if (c->status_interval_ns == 0)
 		return "status_interval_ns";
 	if (c->status_min_gap_ns > c->status_interval_ns)
@@ -1352,6 +1355,8 @@ tx_emit_data(struct sgw_arq *a, struct sgw_arq_act *x, const struct tx_slot *s, 
 	a->last_tx_ns = a->now;
 }
 
+static bool tx_can_send_new(const struct sgw_arq *a);
+
 /* Send one retransmitted copy of slot i. */
 static bool
 tx_copy(struct sgw_arq *a, uint32_t i, struct sgw_arq_out *o)
@@ -1368,6 +1373,12 @@ tx_copy(struct sgw_arq *a, uint32_t i, struct sgw_arq_out *o)
 	s->copy++;
 	tx_emit_data(a, x, s, s->copy);
 	a->st.tx_retx++;
+	/* extra copies are for an idle line only (sgw_arq_line_busy) */
+	if (s->copy == 1 && s->copies_left > 0 && a->c.retx_copies_idle &&
+	    (a->line_busy || tx_can_send_new(a))) {
+		a->st.retx_copies_saved += s->copies_left;
+		s->copies_left = 0;
+	}
 	if (s->copies_left > 0) {
 		s->t = sgw_add_sat(a->now, a->c.retx_spacing_ns);
 		tx_set_state(a, i, TX_SPACED);
@@ -1564,6 +1575,12 @@ sgw_arq_on_wire(struct sgw_arq *a, uint32_t seq, uint32_t order, uint64_t now_ns
 	 */
 	if (s->seq == seq && s->order == order && s->state == TX_INFLIGHT)
 		s->t = now_ns;
+}
+
+void
+sgw_arq_line_busy(struct sgw_arq *a, int busy)
+{
+	a->line_busy = busy != 0;
 }
 
 uint64_t

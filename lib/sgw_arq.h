@@ -67,6 +67,8 @@ struct sgw_arq_conf {
 	uint16_t max_frags;          /* fragments per packet, 1..1024 (64) */
 	uint8_t retx_copies;         /* k: copies per retransmission, 1..8 (2) */
 	uint64_t retx_spacing_ns;    /* between the k copies of a frame (5 ms) */
+	uint8_t retx_copies_idle;    /* 1: copies 2..k of a repair only while the line
+				      * is idle (sgw_arq_line_busy); 0: always (0) */
 	uint64_t status_interval_ns; /* status timer (20 ms) */
 	uint64_t status_min_gap_ns;  /* at most one status per this (5 ms) */
 	uint64_t rtt_init_ns;        /* RTT before the first sample (600 ms) */
@@ -214,6 +216,18 @@ void sgw_arq_poll(struct sgw_arq *arq, uint64_t now_ns, struct sgw_arq_out *out)
 void sgw_arq_on_wire(struct sgw_arq *arq, uint32_t seq, uint32_t order, uint64_t now_ns);
 
 /*
+ * Whether frames wait before the line now (a pacer's queue, packets not yet
+ * given to the session). With conf.retx_copies_idle, a repair found by a
+ * status gets its k - 1 extra copies only when the line is idle: then they
+ * take line time nothing else wanted and save a round trip if the first copy
+ * is lost too; on a busy line each copy displaces a frame of new data, and
+ * goodput pays for every repair twice. Frames the session can send at once
+ * (window open, packets queued) count as busy without this call. Stays as
+ * set until the next call (initially idle).
+ */
+void sgw_arq_line_busy(struct sgw_arq *arq, int busy);
+
+/*
  * When to call sgw_arq_poll next: an absolute time in ns (<= the last now
  * when work is carried), or SGW_ARQ_NEVER. Valid until the next call.
  */
@@ -259,6 +273,7 @@ struct sgw_arq_stats {
 	/* sender */
 	uint64_t tx_frames;        /* reliable DATA frames, first transmissions */
 	uint64_t tx_retx;          /* retransmitted copies */
+	uint64_t retx_copies_saved; /* extra copies not sent: the line was busy */
 	uint64_t tx_dgram_frames;  /* datagram DATA frames */
 	uint64_t tx_bytes;         /* payload bytes of every DATA frame sent */
 	uint64_t loss_status;      /* frames found missing from a status */

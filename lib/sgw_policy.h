@@ -175,6 +175,7 @@ struct sgw_satlink_conf {
 	uint32_t rtt_ms;            /* round trip for window sizing and the first RTO: 600 */
 	uint16_t frame_size;        /* payload bytes per DATA frame, 64..1960: 1400 */
 	uint8_t retx_copies;        /* k, 1..8: 2 */
+	bool retx_copies_idle;      /* retx_copies_when: idle (true, default) or always */
 	uint32_t retx_spacing_us;   /* between the k copies: 5000 */
 	uint32_t status_interval_ms; /* 1..1000: 20 */
 	uint32_t keepalive_ms;      /* 10..60000: 500 */

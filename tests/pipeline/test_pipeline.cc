@@ -842,6 +842,7 @@ TEST(RestartDiff, SatlinkSectionIsRestartOnly)
 		{ "  rtt_ms: 560\n", "rtt_ms" },
 		{ "  frame_size: 1200\n", "frame_size" },
 		{ "  retx_copies: 3\n", "retx_copies" },
+		{ "  retx_copies_when: always\n", "retx_copies_when" },
 		{ "  retx_spacing_us: 0\n", "retx_spacing_us" },
 		{ "  status_interval_ms: 10\n", "status_interval_ms" },
 		{ "  keepalive_ms: 400\n", "keepalive_ms" },

@@ -187,6 +187,9 @@ class Sim {
 	// frames starts on the line (sgw_arq_on_wire), as satlink's pacer does.
 	uint32_t wire_seq = 0, wire_order = 0;
 	bool wire_pending = false;
+	// Tell each session whether its line has frames waiting (sgw_arq_line_busy)
+	// before the calls that find losses, as satlink does from its pacer.
+	bool tell_line = false;
 	std::map<std::tuple<int, int, bool>, uint64_t> last_idx;
 	std::vector<std::pair<uint64_t, std::function<void()>>> script;
 	std::string fail;
@@ -269,9 +272,16 @@ class Sim {
 		return sgw_arq_out{e.acts.data(), 0, e.cap};
 	}
 
+	void Line(int i)
+	{
+		if (tell_line)
+			sgw_arq_line_busy(ep[i].arq, link_free[i] > now);
+	}
+
 	void Poll(int i)
 	{
 		sgw_arq_out o = Out(i);
+		Line(i);
 		{
 			AllocGuard g(this);
 			sgw_arq_poll(ep[i].arq, now, &o);
@@ -715,6 +725,7 @@ class Sim {
 			CheckBounds(i);
 		} else {
 			sgw_arq_out o = Out(i);
+			Line(i);
 			{
 				AllocGuard g(this);
 				r = sgw_arq_rx_ctrl(e.arq, now, &h, buf + SGW_SATLINK_HDR_LEN,
@@ -1605,6 +1616,109 @@ TEST(ArqSender, RetransmitsKCopiesSpacedThenWaits)
 	ASSERT_TRUE(f.sim.Settle(10 * kSec)) << f.sim.fail;
 	f.sim.CheckComplete();
 	EXPECT_EQ(f.sim.fail, "");
+}
+
+/*
+ * retx_copies_idle: a repair's extra copies only while the line is idle. The
+ * same lost frame (seq 5, its first transmission) with k = 3, once on an
+ * idle line (no serialisation, packets 10 ms apart) and once behind a queue
+ * (a line slower than the packets come, so frames wait for it).
+ */
+static std::vector<TxRec>
+RepairOfFive(bool idle_only, bool busy_line, sgw_arq_stats *st)
+{
+	Fixture f([idle_only](sgw_arq_conf &c) {
+		c.retx_copies = 3;
+		c.retx_copies_idle = idle_only;
+		c.wire_wait_ns = 10 * kSec;  // timers from the line: no timeout in the queue
+	});
+	f.sim.tell_line = true;
+	if (busy_line)
+		f.sim.link[0].rate_bps = 400000;  // 500-byte frames: 10.3 ms each
+	f.Up();
+	f.sim.log_tx = true;
+	f.sim.hook = [](int from, const sgw_satlink_hdr &h, const WireFrame &) -> int64_t {
+		return from == 0 && IsData(h) && h.seq == 5 && !(h.flags & SGW_SL_F_RETX) ? -1 : 0;
+	};
+	uint64_t t0 = f.sim.now;
+	f.sim.ep[0].traffic = Traffic{true, t0, busy_line ? 2 * kMs : 10 * kMs, 150, 0.0, 500, 0, 1};
+	f.sim.RunUntil(t0 + 3 * kSec);
+	*st = f.sim.Stats(0);
+	EXPECT_TRUE(f.sim.Settle(30 * kSec)) << f.sim.fail;
+	f.sim.CheckComplete();
+	EXPECT_EQ(f.sim.fail, "");
+	return f.sim.DataTx(0, 5);
+}
+
+TEST(ArqSender, ExtraCopiesOnlyOnAnIdleLine)
+{
+	sgw_arq_stats st{};
+	// idle line: the k copies, as without the setting
+	std::vector<TxRec> tx = RepairOfFive(true, false, &st);
+	ASSERT_EQ(tx.size(), 4u);
+	EXPECT_EQ(st.loss_status, 1u);
+	EXPECT_EQ(st.retx_copies_saved, 0u);
+	// frames waiting for the line: one copy, the other two counted as saved
+	tx = RepairOfFive(true, true, &st);
+	ASSERT_EQ(tx.size(), 2u);
+	EXPECT_EQ(tx[1].retx, 1);
+	EXPECT_EQ(st.loss_status, 1u);
+	EXPECT_EQ(st.loss_timeout, 0u);
+	EXPECT_EQ(st.retx_copies_saved, 2u);
+	// the same busy line without the setting: all k copies
+	tx = RepairOfFive(false, true, &st);
+	EXPECT_EQ(tx.size(), 4u);
+	EXPECT_EQ(st.retx_copies_saved, 0u);
+}
+
+/*
+ * A bulk sender on a full line with independent losses: the second copy of
+ * each repair is a frame of new data not sent. With the setting the
+ * receiver sees few duplicates (only repairs that were themselves lost and
+ * found again), without it about one per loss.
+ */
+static void
+BulkOnLossyLine(bool idle_only, sgw_arq_stats *tx, sgw_arq_stats *rx)
+{
+	Fixture f([idle_only](sgw_arq_conf &c) {
+		c.retx_copies = 2;
+		c.retx_copies_idle = idle_only;
+		// more than the whole transfer: the line is the bottleneck, never the window
+		c.tx_window = SGW_ARQ_MAX_WINDOW;
+		c.rx_window = SGW_ARQ_MAX_WINDOW;
+		c.sendq_pkts = 4096;
+		c.wire_wait_ns = 10 * kSec;
+	});
+	f.sim.tell_line = true;
+	f.sim.link[0].rate_bps = 4000000;  // 500-byte frames: about 1 ms each
+	f.Up();
+	f.sim.link[0].loss = 0.05;
+	const uint64_t t0 = f.sim.now;
+	f.sim.ep[0].traffic = Traffic{true, t0, 500 * 1000, 6000, 0.0, 486, 0, 1};
+	f.sim.RunUntil(t0 + 10 * kSec);
+	f.sim.link[0].loss = 0;
+	ASSERT_TRUE(f.sim.Settle(60 * kSec)) << f.sim.fail;
+	f.sim.CheckComplete();
+	EXPECT_EQ(f.sim.fail, "");
+	*tx = f.sim.Stats(0);
+	*rx = f.sim.Stats(1);
+}
+
+TEST(ArqSender, BulkOnALossyLineRepairsOnceWithCopiesOnlyWhenIdle)
+{
+	sgw_arq_stats tx_i{}, rx_i{}, tx_a{}, rx_a{};
+	BulkOnLossyLine(true, &tx_i, &rx_i);
+	BulkOnLossyLine(false, &tx_a, &rx_a);
+	uint64_t dup_i = rx_i.rx_refused[SGW_ARQ_RX_DUP], dup_a = rx_a.rx_refused[SGW_ARQ_RX_DUP];
+	ASSERT_GT(tx_a.loss_status, 50u);
+	// always: a second copy per repair, most of them arrive as duplicates
+	EXPECT_GT(dup_a, tx_a.loss_status / 2) << "losses " << tx_a.loss_status;
+	// idle only: the line was busy at every status but those of its last round
+	// trip (the line has drained, nothing new waits: copies are free again)
+	EXPECT_GT(tx_i.retx_copies_saved, tx_i.loss_status * 8 / 10)
+		<< "losses " << tx_i.loss_status;
+	EXPECT_LT(dup_i * 3, dup_a) << "duplicates " << dup_i << " against " << dup_a;
+	EXPECT_LT(tx_i.tx_retx, tx_a.tx_retx);
 }
 
 TEST(ArqSender, NoSecondRetransmissionWithinARoundTrip)
