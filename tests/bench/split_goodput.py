@@ -417,6 +417,8 @@ def write_policies(a, out, mode, channel, sets=()):
         fw["loss"] = {"model": "ber", "ber": ch}
     else:
         fw["loss"] = {"model": "none"}
+    if getattr(a, "emu_seed", None) is not None:
+        emu["link"]["seed"] = a.emu_seed  # another realisation of the channel
     if mode in ("cubic", "bbr"):
         hub = yaml.safe_load(open(os.path.join(POL, "chain-hub.yaml")))
         term = yaml.safe_load(open(os.path.join(POL, "chain-terminal.yaml")))
@@ -546,6 +548,8 @@ def one_run(a, tag, mode, channel, conns=1, seconds=None, size=0, port=SERVER_PO
          "loadavg_before": [round(x, 2) for x in load0],
          "loadavg_after": [round(x, 2) for x in os.getloadavg()], "dir": out,
          "commit": a.commit}
+    if getattr(a, "emu_seed", None) is not None:
+        r["emu_seed"] = a.emu_seed
     if mode == "split" or mode == "satlink":
         r["frame_size"] = hub["satlink"].get("frame_size", 1400)
         r["retx_copies"] = hub["satlink"].get("retx_copies", 2)
@@ -1076,6 +1080,8 @@ def main():
         p.add_argument("--workdir")
         p.add_argument("--json")
         p.add_argument("--plot")
+        p.add_argument("--emu-seed", type=int,
+                       help="the emulator's link seed (default: the policy's; ge: 8)")
         p.add_argument("--set", action="append",
                        help="SECTION.KEY=VALUE in the hub and terminal policies (every mode "
                        "whose policy has SECTION), e.g. satlink.frame_size=750")

@@ -42,7 +42,8 @@
 # the load average before and after.
 #
 # Usage: split_seed003.sh SATGW OUT.json
-#   S3_SCHEMES ("rwnd petra ackres"), S3_CHANNELS ("bad60 bad"), S3_RUNS (1),
+#   S3_SCHEMES ("rwnd petra ackres"; also ackres200: ACKRES with
+#   ackres_rto_min_ms 200, Linux's floor), S3_CHANNELS ("bad60 bad"), S3_RUNS (1),
 #   S3_FILE_KB (5120), S3_WAIT_S (100: the emulator's clock at the transfer's
 #   start in bad60, see below).
 # Not a test: it writes numbers; a transfer that fails (reset, timeout) is
@@ -86,9 +87,11 @@ sat_keys() { # the satlink keys both boxes share
 	    -e 's/return_rate_bps: [0-9]*/return_rate_bps: 512000/' \
 	    -e 's/rtt_ms: [0-9]*/rtt_ms: 2000/' -e 's/retx_copies: [0-9]*/retx_copies: 1/' "$1"
 }
-box_policies() { # SCHEME
-	local th=""
+box_policies() { # SCHEME (ackres200: ACKRES assuming Linux's 200 ms RTO floor)
+	local th="" mode=$1
 	[ "$1" = rwnd ] || th='\n  threshold_bytes: 7000'
+	[ "$1" = ackres200 ] && { mode=ackres; th="$th"'\n  ackres_rto_min_ms: 200'; }
+	set -- "$mode"
 	sat_keys "$P/split_hub.yaml" |
 		sed -e 's/^  link_down_ms: \(.*\)$/  link_down_ms: \1\n  send_queue: 8/' \
 		    -e 's/^  relay_connection_bytes: [0-9]*.*/  relay_connection_bytes: 82000/' \

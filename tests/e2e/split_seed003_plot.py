@@ -239,8 +239,10 @@ def cmd_plot(inp, prefix):
     import matplotlib.pyplot as plt
     runs = json.load(open(inp))["runs"]
     chans = [c for c in ("bad60", "bad") if any(r["channel"] == c for r in runs)]
-    schemes = [s for s in ("rwnd", "petra", "ackres") if any(r["scheme"] == s for r in runs)]
-    colors = {"rwnd": "tab:blue", "petra": "tab:red", "ackres": "tab:green"}
+    schemes = [s for s in ("rwnd", "petra", "ackres", "ackres200")
+               if any(r["scheme"] == s for r in runs)]
+    colors = {"rwnd": "tab:blue", "petra": "tab:red", "ackres": "tab:green",
+              "ackres200": "tab:olive"}
     title = {"bad60": "frame loss 0.346 (BER 1e-3) for 60 s, then BER 1e-12",
              "bad": "frame loss 0.346 (BER 1e-3) throughout"}
 

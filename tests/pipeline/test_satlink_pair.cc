@@ -396,6 +396,84 @@ TEST_F(SatlinkPair, LossyLinkDeliversEveryPacketOnceInOrder)
 	EXPECT_TRUE(recv(terr).empty());
 }
 
+/*
+ * retx_copies_when (satlink tells the ARQ from its pacer and feed queue
+ * whether frames wait for the line). The hub's DATA frames lose their first
+ * transmission one in five. Packets 20 ms apart: the line is idle when each
+ * loss is found, so every repair goes k = 2 times. 1000 packets at once: the
+ * pacer and the feed queue hold frames when the statuses come, so the repairs
+ * found then go once. With `always`, every repair goes twice either way.
+ */
+class SatlinkCopies : public SatlinkPair {
+protected:
+	uint64_t first_tx = 0;
+
+	void lose_one_in_five()
+	{
+		channel = [this](bool forward, struct rte_mbuf *m) {
+			const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+			if (!forward || rte_pktmbuf_pkt_len(m) < 1000 || (d[14 + 1] & SGW_SL_F_RETX))
+				return true;
+			return first_tx++ % 5 != 0;
+		};
+	}
+
+	/* n packets, gap_ns apart (0: all at once); all of them must arrive in order. */
+	void send(uint32_t base, uint32_t n, uint64_t gap_ns)
+	{
+		std::vector<Bytes> sent;
+		for (uint32_t i = 0; i < n; i++) {
+			sent.push_back(downlink(base + i));
+			inject(hub.get(), terr, sent.back());
+			if (gap_ns != 0)
+				run_until(now + gap_ns);
+		}
+		run_until(now + 3000000000ull);
+		std::vector<Bytes> got = recv(lan);
+		ASSERT_EQ(got.size(), sent.size());
+		for (size_t i = 0; i < got.size(); i++)
+			expect_same_ip(got[i], sent[i]);
+	}
+};
+
+TEST_F(SatlinkCopies, ExtraCopiesOnAnIdleLineOnly)
+{
+	start(hub_yaml(), term_yaml());
+	lose_one_in_five();
+	run_until(300000000);
+	ASSERT_EQ(session(hub.get()).state, SGW_ARQ_UP);
+
+	send(0, 20, 20000000);
+	sgw_arq_stats a = session(hub.get()).arq;
+	EXPECT_EQ(a.loss_status, 4u);
+	EXPECT_EQ(a.loss_timeout, 0u);
+	EXPECT_EQ(a.tx_retx, 2 * a.loss_status) << "an idle line: k copies per repair";
+	EXPECT_EQ(a.retx_copies_saved, 0u);
+
+	send(20, 1000, 0);
+	sgw_arq_stats b = session(hub.get()).arq;
+	uint64_t loss = b.loss_status - a.loss_status, saved = b.retx_copies_saved;
+	uint64_t retx = b.tx_retx - a.tx_retx, timeouts = b.loss_timeout - a.loss_timeout;
+	EXPECT_GE(loss, 200u);
+	/* the line drains about a round trip before the last losses are found */
+	EXPECT_GT(saved, loss / 2) << "found lost " << loss;
+	EXPECT_EQ(retx, 2 * loss - saved + timeouts);
+	EXPECT_EQ(session(term.get()).pkts_delivered, 1020u);
+}
+
+TEST_F(SatlinkCopies, AlwaysSendsKCopies)
+{
+	start(hub_yaml(", retx_copies_when: always"), term_yaml());
+	lose_one_in_five();
+	run_until(300000000);
+	ASSERT_EQ(session(hub.get()).state, SGW_ARQ_UP);
+	send(0, 1000, 0);
+	sgw_arq_stats a = session(hub.get()).arq;
+	EXPECT_GE(a.loss_status, 200u);
+	EXPECT_EQ(a.retx_copies_saved, 0u);
+	EXPECT_EQ(a.tx_retx, 2 * a.loss_status + a.loss_timeout);
+}
+
 TEST_F(SatlinkPair, SessionsLiveOnTheirTerminalsWorkers)
 {
 	/* Two hub workers, one RX queue: worker 0 reads every frame and hands the
