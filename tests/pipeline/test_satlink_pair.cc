@@ -418,6 +418,15 @@ protected:
 		};
 	}
 
+	/* Hub (its satlink section + sl_extra) and terminal up, the loss in place. */
+	void up(const std::string &sl_extra = "")
+	{
+		start(hub_yaml(sl_extra), term_yaml());
+		lose_one_in_five();
+		run_until(300000000);
+		ASSERT_EQ(session(hub.get()).state, SGW_ARQ_UP);
+	}
+
 	/* n packets, gap_ns apart (0: all at once); all of them must arrive in order. */
 	void send(uint32_t base, uint32_t n, uint64_t gap_ns)
 	{
@@ -438,11 +447,7 @@ protected:
 
 TEST_F(SatlinkCopies, ExtraCopiesOnAnIdleLineOnly)
 {
-	start(hub_yaml(), term_yaml());
-	lose_one_in_five();
-	run_until(300000000);
-	ASSERT_EQ(session(hub.get()).state, SGW_ARQ_UP);
-
+	up();
 	send(0, 20, 20000000);
 	sgw_arq_stats a = session(hub.get()).arq;
 	EXPECT_EQ(a.loss_status, 4u);
@@ -463,10 +468,7 @@ TEST_F(SatlinkCopies, ExtraCopiesOnAnIdleLineOnly)
 
 TEST_F(SatlinkCopies, AlwaysSendsKCopies)
 {
-	start(hub_yaml(", retx_copies_when: always"), term_yaml());
-	lose_one_in_five();
-	run_until(300000000);
-	ASSERT_EQ(session(hub.get()).state, SGW_ARQ_UP);
+	up(", retx_copies_when: always");
 	send(0, 1000, 0);
 	sgw_arq_stats a = session(hub.get()).arq;
 	EXPECT_GE(a.loss_status, 200u);
