@@ -352,12 +352,16 @@ def ss_server(ns, port):
     out = []
     for line in r.stdout.splitlines():
         f = {}
-        for tok in line.split():
-            if ":" in tok and not tok.startswith("["):
+        toks = line.split()
+        for i, tok in enumerate(toks):
+            # ss writes these as "name value", the others as "name:value"
+            if tok in ("pacing_rate", "delivery_rate") and i + 1 < len(toks):
+                f[tok] = toks[i + 1]
+            elif ":" in tok and not tok.startswith("["):
                 k, _, v = tok.partition(":")
+                # bbr:(bw:..,mrtt:..,pacing_gain:..,cwnd_gain:..): BBR's model
                 if k in ("cwnd", "bytes_acked", "rtt", "snd_wnd", "rwnd_limited", "sndbuf_limited",
-                         "busy", "delivery_rate", "unacked", "retrans", "pacing_rate",
-                         "bytes_sent", "bytes_retrans"):
+                         "busy", "unacked", "retrans", "bytes_sent", "bytes_retrans", "bbr"):
                     f[k] = v
         if "bytes_acked" in f:
             out.append(f)
