@@ -2281,8 +2281,12 @@ RunSeed(uint64_t seed, uint32_t n_pkts, std::string *fail)
 		c.rx_window = r.Chance(0.8) ? peer_tx : static_cast<uint32_t>(r.Range(8, peer_tx));
 		uint32_t cap = cap_small ? SGW_ARQ_MIN_ROOM(max_frags) :
 					   static_cast<uint32_t>(r.Range(max_frags + 2u, 300));
+		// copies only on an idle line in odd seeds (from the seed, not the
+		// stream: the other draws stay as they were)
+		c.retx_copies_idle = seed & 1;
 		sim.Start(i, c, cap);
 	}
+	sim.tell_line = (seed & 1) != 0;
 	// SGW_ARQ_HARSH=x multiplies the impairments (for long manual runs).
 	const char *harsh = getenv("SGW_ARQ_HARSH");
 	double scale = harsh && *harsh ? strtod(harsh, nullptr) : 1.0;
