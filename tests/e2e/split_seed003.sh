@@ -193,18 +193,7 @@ ready() {
 		"$(tb_box_prefix "$1")" /satgw/stats >/dev/null 2>"$TB_DIR/wait-$1.err" ||
 		{ cat "$TB_DIR/wait-$1.err" >&2; tail -n 20 "$(tb_box_log "$1")" >&2; tb_fail "satgw $1 did not become ready"; }
 }
-stop_keep() { # TAG BOX...: SIGINT to all, 120 s each, keep the exit JSON
-	local tag=$1 box rc
-	shift
-	for box in "$@"; do kill -INT "${TB_BOX_PID[$box]}" 2>/dev/null || true; done
-	for box in "$@"; do
-		rc=0
-		tb_wait_pid "${TB_BOX_PID[$box]}" 120 || rc=$?
-		TB_BOX_PID[$box]=
-		[ "$rc" -eq 0 ] || tb_fail "satgw $box ($tag) exit code $rc"
-		cp "$(tb_box_json "$box")" "$TB_DIR/$box-$tag.json"
-	done
-}
+stop_keep() { TB_STOP_S=120 tb_boxes_stop_keep "$@"; } # TAG BOX...: keep BOX-TAG.json
 
 # nstat_json: the sender's absolute counters (fh's namespace lives through every
 # run; a run's figures are the difference of two snapshots).

@@ -203,21 +203,10 @@ tb_box_wait_tel term 20 /satgw/split "d['opened'] == 5 and sum(v for k, v in d.i
 tb_box_wait_tel hub 20 /satgw/split "d['accepted'] == 5"
 tb_log "  ok   IPv6: both connections split (terminal opened 5, hub accepted 5, no bypass but not_syn)"
 
-# stop_keep BOX...: tb_boxes_stop_keep with 120 s per box (a loaded 2-core machine
-# has been seen to take 40-70 s to stop a box, with or without the split).
-stop_keep() {
-	local box rc
-	for box in "$@"; do kill -INT "${TB_BOX_PID[$box]}" 2>/dev/null || true; done
-	for box in "$@"; do
-		rc=0
-		tb_wait_pid "${TB_BOX_PID[$box]}" 120 || rc=$?
-		TB_BOX_PID[$box]=
-		[ "$rc" -eq 0 ] || tb_fail "satgw $box exit code $rc (124: did not stop; 3: mbufs leaked)"
-		[ -s "$(tb_box_json "$box")" ] || tb_fail "satgw $box wrote no stats JSON"
-		cp "$(tb_box_json "$box")" "$TB_DIR/$box-run.json"
-		tb_log "satgw $box stopped, exit code 0"
-	done
-}
+# stop_keep BOX...: testbed.sh's tb_boxes_stop_keep with 120 s per box (a loaded 2-core
+# machine has been seen to take 40-70 s to stop a box, with or without the split);
+# the reports are kept as $TB_DIR/BOX-run.json.
+stop_keep() { TB_STOP_S=120 tb_boxes_stop_keep run "$@"; }
 
 # ---- two workers: what phase 1 did, per worker, and the exit reports ---------------
 if [ "$SPLIT_WORKERS" = 2 ]; then

@@ -111,18 +111,9 @@ box_ready() {
 		{ cat "$TB_DIR/wait-$box.err" >&2; tail -n 20 "$log" >&2; tb_fail "satgw $box did not become ready"; }
 	tb_log "satgw $box ready (pid ${TB_BOX_PID[$box]})"
 }
-# stop_keep BOX TAG: SIGINT, 120 s at most; exit code 0 and its stats JSON kept
-# as $TB_DIR/BOX-TAG.json.
-stop_keep() {
-	local box=$1 tag=$2 rc=0
-	kill -INT "${TB_BOX_PID[$box]}" 2>/dev/null || true
-	tb_wait_pid "${TB_BOX_PID[$box]}" 120 || rc=$?
-	TB_BOX_PID[$box]=
-	[ "$rc" -eq 0 ] || tb_fail "satgw $box exit code $rc (124: did not stop; 3: mbufs leaked)"
-	[ -s "$(tb_box_json "$box")" ] || tb_fail "satgw $box wrote no stats JSON"
-	cp "$(tb_box_json "$box")" "$TB_DIR/$box-$tag.json"
-	tb_log "satgw $box stopped, exit code 0 (report $box-$tag.json)"
-}
+# stop_keep BOX TAG: testbed.sh's tb_boxes_stop_keep, 120 s at most; exit code 0 and
+# its stats JSON kept as $TB_DIR/BOX-TAG.json.
+stop_keep() { TB_STOP_S=120 tb_boxes_stop_keep "$2" "$1"; }
 # tel BOX CMD EXPR: print a Python expression of telemetry CMD's value d.
 tel() {
 	tb_box_tel "$1" "$2" | "$TB_PY" -c 'import json, sys; d = json.load(sys.stdin); print(eval(sys.argv[1]))' "$3"
