@@ -184,6 +184,9 @@ struct sgw_arq {
 	uint32_t sq_head;
 	uint32_t sq_n;
 	uint32_t sq_off;          /* bytes of the head packet already in the window */
+	uint16_t sq_cut;          /* fragment size of the head packet (chosen at its start) */
+	uint16_t frag_now;        /* fragment size in use: c.frag_size or the adapted one */
+	struct sgw_fsize fs;      /* frag_adapt */
 	uint32_t dg_seq;          /* next datagram seq to send */
 
 	/* receiver */
@@ -290,6 +293,8 @@ sgw_arq_conf_default(struct sgw_arq_conf *conf)
 		.sendq_pkts = 256,
 		.frag_size = 1400,
 		.max_frags = 64,
+		.frag_min = 256,
+		.frame_overhead = 36,
 		.retx_copies = 2,
 		.retx_spacing_ns = 5000000,
 		.status_interval_ns = 20000000,
@@ -327,6 +332,12 @@ sgw_arq_conf_check(const struct sgw_arq_conf *c)
 		return "retx_copies";
 	if (c->retx_copies_idle > 1)
 		return "retx_copies_idle";
+	if (c->frag_adapt > 1)
+		return "frag_adapt";
+	if (c->frag_adapt && (c->frag_min < 64 || c->frag_min > c->frag_size))
+		return "frag_min";
+	if (c->frag_adapt && c->max_frags < 2)  /* a probe is two frames */
+		return "max_frags";
 	if (c->status_interval_ns == 0)
 		return "status_interval_ns";
 	if (c->status_min_gap_ns > c->status_interval_ns)
@@ -465,6 +476,14 @@ sgw_arq_create(const struct sgw_arq_conf *conf, uint64_t now_ns)
 	a->dg = (struct dg_slot *)(mem + l.off_dg);
 	a->dg_mask = l.d - 1;
 
+	a->frag_now = conf->frag_size;
+	if (conf->frag_adapt) {
+		struct sgw_fsize_conf fc;
+
+		sgw_fsize_conf_default(&fc, conf->frag_size, conf->frame_overhead);
+		fc.min = conf->frag_min;
+		sgw_fsize_init(&a->fs, &fc);
+	}
 	a->state = SESS_CONNECTING;
 	a->keepalive_ns = conf->keepalive_ns;
 	a->hello_next_ns = now_ns;
@@ -1139,6 +1158,8 @@ tx_ack(struct sgw_arq *a, uint32_t seq)
 		a->rack_order = s->order;
 		a->rack_valid = 1;
 	}
+	if (a->c.frag_adapt && sgw_fsize_sample(&a->fs, s->len, s->tx_count > 1))
+		a->frag_now = sgw_fsize_now(&a->fs);
 	tx_set_state(a, i, TX_ACKED);
 	tx_bit(a, seq, true);
 }
@@ -1419,8 +1440,10 @@ tx_new(struct sgw_arq *a, struct sgw_arq_out *o)
 
 		if (x == NULL)
 			return;
-		if (flen > a->c.frag_size)
-			flen = a->c.frag_size;
+		if (a->sq_off == 0)
+			a->sq_cut = a->c.frag_adapt ? sgw_fsize_cut(&a->fs, q->len) : a->frag_now;
+		if (flen > a->sq_cut)
+			flen = a->sq_cut;
 		s->handle = q->handle;
 		s->seq = a->snd_nxt;
 		s->offset = a->sq_off;
@@ -1627,7 +1650,7 @@ sgw_arq_send(struct sgw_arq *a, uint64_t now_ns, uint16_t channel, uint64_t hand
 		a->st.send_refused++;
 		return -ESHUTDOWN;
 	}
-	if (len == 0 || len > (uint32_t)a->c.frag_size * a->c.max_frags) {
+	if (len == 0 || len > (uint32_t)a->frag_now * a->c.max_frags) {
 		a->st.send_refused++;
 		pump(a, o);
 		return -EMSGSIZE;
@@ -1645,7 +1668,7 @@ sgw_arq_send(struct sgw_arq *a, uint64_t now_ns, uint16_t channel, uint64_t hand
 			pump(a, o);
 			return -ENOTCONN;
 		}
-		nfr = (len + a->c.frag_size - 1) / a->c.frag_size;
+		nfr = (len + a->frag_now - 1) / a->frag_now;
 		if (room(o) < nfr + 1) {
 			a->st.send_refused++;
 			return -ENOSPC;
@@ -1654,8 +1677,8 @@ sgw_arq_send(struct sgw_arq *a, uint64_t now_ns, uint16_t channel, uint64_t hand
 			struct sgw_arq_act *x = out_push(a, o, SGW_ARQ_ACT_TX_DATA);
 			uint32_t flen = len - off;
 
-			if (flen > a->c.frag_size)
-				flen = a->c.frag_size;
+			if (flen > a->frag_now)
+				flen = a->frag_now;
 			x->flags = SGW_SL_F_DATAGRAM | (i == 0 ? SGW_SL_F_FIRST : 0) |
 				   (i + 1 == nfr ? SGW_SL_F_LAST : 0);
 			x->channel = channel;
@@ -2047,6 +2070,13 @@ void
 sgw_arq_get_stats(const struct sgw_arq *a, struct sgw_arq_stats *st)
 {
 	*st = a->st;
+	if (a->c.frag_adapt) {
+		st->frag_probes = a->fs.st.probes;
+		st->frag_decisions = a->fs.st.decisions;
+		st->frag_changes = a->fs.st.changes;
+		st->ber_est_ppb = a->fs.st.ber_ppb;
+	}
+	st->frag_size_now = a->frag_now;
 	st->srtt_ns = a->srtt;
 	st->rttvar_ns = a->rttvar;
 	st->rto_ns = rto_cur(a);

@@ -39,6 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sgw_fsize.h"
 #include "sgw_satlink.h"
 
 #ifdef __cplusplus
@@ -69,6 +70,11 @@ struct sgw_arq_conf {
 	uint64_t retx_spacing_ns;    /* between the k copies of a frame (5 ms) */
 	uint8_t retx_copies_idle;    /* 1: copies 2..k of a repair only while the line
 				      * is idle (sgw_arq_line_busy); 0: always (0) */
+	uint8_t frag_adapt;          /* 1: reliable frames sized from the losses seen
+				      * (lib/sgw_fsize.h), frag_min..frag_size; 0 (0) */
+	uint16_t frag_min;           /* smallest adapted frame payload, 64..frag_size (256) */
+	uint16_t frame_overhead;     /* wire bytes per frame besides payload, for the
+				      * adaptation's model (22 + 14 = 36) */
 	uint64_t status_interval_ns; /* status timer (20 ms) */
 	uint64_t status_min_gap_ns;  /* at most one status per this (5 ms) */
 	uint64_t rtt_init_ns;        /* RTT before the first sample (600 ms) */
@@ -274,6 +280,11 @@ struct sgw_arq_stats {
 	uint64_t tx_frames;        /* reliable DATA frames, first transmissions */
 	uint64_t tx_retx;          /* retransmitted copies */
 	uint64_t retx_copies_saved; /* extra copies not sent: the line was busy */
+	uint64_t frag_probes;      /* frag_adapt: packets cut in two to measure short frames */
+	uint64_t frag_decisions;   /* frag_adapt: estimates made */
+	uint64_t frag_changes;     /* frag_adapt: estimates that changed the frame size */
+	uint32_t frag_size_now;    /* payload bytes per reliable frame now */
+	uint32_t ber_est_ppb;      /* frag_adapt: last bit error estimate, per 10^9 bits */
 	uint64_t tx_dgram_frames;  /* datagram DATA frames */
 	uint64_t tx_bytes;         /* payload bytes of every DATA frame sent */
 	uint64_t loss_status;      /* frames found missing from a status */

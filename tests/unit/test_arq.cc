@@ -1721,6 +1721,91 @@ TEST(ArqSender, BulkOnALossyLineRepairsOnceWithCopiesOnlyWhenIdle)
 	EXPECT_LT(tx_i.tx_retx, tx_a.tx_retx);
 }
 
+/*
+ * Frame size from the channel (conf.frag_adapt, lib/sgw_fsize): a forward
+ * line with bit errors (a frame of L payload bytes lost with 1 - (1 -
+ * b)^(8 (L + 36))) under mixed traffic. With the adaptation the sender's
+ * frames shrink toward the best size for b and come back to frag_size when
+ * the errors stop; every packet still arrives once, in order. Without it
+ * the size stays and nothing is probed.
+ */
+static void
+BitErrorLine(bool adapt, sgw_arq_stats *on_errors, sgw_arq_stats *after)
+{
+	Fixture f([adapt](sgw_arq_conf &c) {
+		c.frag_adapt = adapt;
+		c.tx_window = 2048;
+		c.rx_window = 2048;
+		c.sendq_pkts = 4096;
+		c.wire_wait_ns = 10 * kSec;
+	});
+	f.sim.link[0].rate_bps = 8000000;
+	f.Up();
+	double ber = 3e-5;
+	Rng chan(11);
+	f.sim.hook = [&ber, &chan](int from, const sgw_satlink_hdr &h, const WireFrame &w) -> int64_t {
+		if (from == 0 && IsData(h) &&
+		    chan.Chance(1.0 - std::pow(1.0 - ber, 8.0 * (w.len + 36))))
+			return -1;
+		return 0;
+	};
+	uint64_t t0 = f.sim.now;
+	f.sim.ep[0].traffic = Traffic{true, t0, 2 * kMs, 15000, 0.0, 1400, 0, 2};
+	f.sim.RunUntil(t0 + 30 * kSec);
+	*on_errors = f.sim.Stats(0);
+	ber = 0;
+	f.sim.ep[0].traffic = Traffic{true, f.sim.now, 2 * kMs, 15000, 0.0, 1400, 0, 2};
+	f.sim.RunUntil(f.sim.now + 30 * kSec);
+	ASSERT_TRUE(f.sim.Settle(60 * kSec)) << f.sim.fail;
+	f.sim.CheckComplete();
+	EXPECT_EQ(f.sim.fail, "");
+	*after = f.sim.Stats(0);
+}
+
+TEST(ArqFrameSize, FollowsBitErrorsAndDeliversExactlyOnce)
+{
+	sgw_arq_stats err{}, clean{};
+	BitErrorLine(true, &err, &clean);
+	// best payload at 3e-5 with 36 bytes of overhead: 368 (s (s + 36) = 36 / 2.4e-4)
+	EXPECT_GE(err.frag_changes, 1u);
+	EXPECT_LT(err.frag_size_now, 700u);
+	EXPECT_GE(err.frag_size_now, 256u);
+	EXPECT_GT(err.ber_est_ppb, 10000u);  // 3e-5 is 30,000 per 10^9
+	EXPECT_LT(err.ber_est_ppb, 90000u);
+	EXPECT_EQ(clean.frag_size_now, 1400u);
+	EXPECT_GT(clean.frag_changes, err.frag_changes);
+}
+
+TEST(ArqFrameSize, OffKeepsTheConfiguredSize)
+{
+	sgw_arq_stats err{}, clean{};
+	BitErrorLine(false, &err, &clean);
+	EXPECT_EQ(err.frag_size_now, 1400u);
+	EXPECT_EQ(clean.frag_probes + clean.frag_changes + clean.frag_decisions, 0u);
+	EXPECT_GT(err.loss_status, 1000u);  // the same channel: frames were lost
+}
+
+TEST(ArqFrameSize, ConfCheck)
+{
+	sgw_arq_conf c;
+	sgw_arq_conf_default(&c);
+	EXPECT_EQ(c.frag_adapt, 0);
+	EXPECT_EQ(c.frag_min, 256);
+	c.frag_adapt = 1;
+	EXPECT_EQ(sgw_arq_conf_check(&c), nullptr);
+	c.frag_min = 1401;
+	EXPECT_STREQ(sgw_arq_conf_check(&c), "frag_min");
+	c.frag_min = 63;
+	EXPECT_STREQ(sgw_arq_conf_check(&c), "frag_min");
+	c.frag_min = 256;
+	c.max_frags = 1;
+	EXPECT_STREQ(sgw_arq_conf_check(&c), "max_frags");
+	c.frag_adapt = 0;
+	EXPECT_EQ(sgw_arq_conf_check(&c), nullptr);  // one fragment is fine without probes
+	c.frag_adapt = 2;
+	EXPECT_STREQ(sgw_arq_conf_check(&c), "frag_adapt");
+}
+
 TEST(ArqSender, NoSecondRetransmissionWithinARoundTrip)
 {
 	// k = 1; the first transmission and the first copy are both lost.
