@@ -46,6 +46,10 @@ satlink_diff(const struct sgw_satlink_conf *a, const struct sgw_satlink_conf *b)
 		return "retx_copies";
 	if (a->retx_copies_idle != b->retx_copies_idle)
 		return "retx_copies_when";
+	if (a->frame_size_adapt != b->frame_size_adapt)
+		return "frame_size_adapt";
+	if (a->frame_size_min != b->frame_size_min)
+		return "frame_size_min";
 	if (a->retx_spacing_us != b->retx_spacing_us)
 		return "retx_spacing_us";
 	if (a->status_interval_ms != b->status_interval_ms)

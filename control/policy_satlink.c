@@ -18,7 +18,7 @@
 enum {
 	SLK_PORT, SLK_TERMINAL, SLK_PEER_MAC, SLK_FWD_RATE, SLK_RET_RATE, SLK_RTT,
 	SLK_FRAME, SLK_COPIES, SLK_SPACING, SLK_STATUS, SLK_KEEPALIVE, SLK_LINK_DOWN,
-	SLK_SENDQ, SLK_WINDOW, SLK_SERVICE, SLK_KEYS, SLK_COPIES_WHEN,
+	SLK_SENDQ, SLK_WINDOW, SLK_SERVICE, SLK_KEYS, SLK_COPIES_WHEN, SLK_ADAPT, SLK_FRAME_MIN,
 };
 static const struct keyspec satlink_keys[] = {
 	[SLK_PORT] = { "port", true },
@@ -38,6 +38,8 @@ static const struct keyspec satlink_keys[] = {
 	[SLK_SERVICE] = { "default_service", false },
 	[SLK_KEYS] = { "keys", false },
 	[SLK_COPIES_WHEN] = { "retx_copies_when", false },
+	[SLK_ADAPT] = { "frame_size_adapt", false },
+	[SLK_FRAME_MIN] = { "frame_size_min", false },
 };
 
 /*
@@ -229,6 +231,19 @@ load_satlink(struct ld *ld, const struct ynode *key, const struct ynode *v)
 			    "'%s' mtu %" PRIu32 "%s: at most %" PRIu32, sl->frame_size,
 			    p->ports[sl->port].name, mtu,
 			    p->ports[sl->port].mtu != 0 ? "" : " (not set: 1500)", mtu - 50);
+	}
+	if (vals[SLK_ADAPT])
+		get_bool(ld, vals[SLK_ADAPT], "frame_size_adapt", &sl->frame_size_adapt);
+	/* frame_size_min defaults to 256, or to frame_size when that is smaller */
+	if (sl->frame_size_min > sl->frame_size)
+		sl->frame_size_min = sl->frame_size;
+	if (vals[SLK_FRAME_MIN] && get_u32(ld, vals[SLK_FRAME_MIN], "frame_size_min", 64, 1960, &x)) {
+		if (x > sl->frame_size)
+			ERR(ld, vals[SLK_FRAME_MIN], "'frame_size_min' %" PRIu32 " must be at most "
+			    "'frame_size' (%u%s)", x, sl->frame_size,
+			    vals[SLK_FRAME] ? "" : ", the default");
+		else
+			sl->frame_size_min = (uint16_t)x;
 	}
 	if (get_u32(ld, vals[SLK_COPIES], "retx_copies", 1, 8, &x))
 		sl->retx_copies = (uint8_t)x;

@@ -196,7 +196,13 @@ _Static_assert(RTE_MAX_ETHPORTS < SL_H_CHANNEL, "port ids must not look like cha
 
 /* ------------------------------------------------------------------ setup */
 
-/* Fragments of the largest IP packet carried, at frame_size bytes each. */
+/*
+ * Fragments of the largest IP packet carried, at frame_size bytes each. The
+ * sessions use the count for the smallest frame any end may send (the
+ * policy's floor, 64: adapted frames and probes go down to it), so two ends
+ * agree on it whatever their frame_size and adaptation settings.
+ */
+#define SL_FRAME_SIZE_FLOOR 64u
 static uint16_t
 max_frags_of(uint16_t frame_size)
 {
@@ -261,9 +267,14 @@ sess_init(struct sgw_dp *dp, struct sgw_sl *sl, const struct sgw_policy *pol,
 	ac.rx_window = sl->rx_window;
 	ac.sendq_pkts = SL_ARQ_SENDQ;
 	ac.frag_size = sc->frame_size;
-	ac.max_frags = max_frags_of(sc->frame_size);
+	ac.max_frags = max_frags_of(SL_FRAME_SIZE_FLOOR);
 	ac.retx_copies = sc->retx_copies;
 	ac.retx_copies_idle = sc->retx_copies_idle;
+	/* frame_size is the largest frame; with frame_size_adapt the sender
+	 * picks its size from the losses it sees (lib/sgw_fsize.h) */
+	ac.frag_adapt = sc->frame_size_adapt;
+	ac.frag_min = RTE_MIN(sc->frame_size_min, sc->frame_size);
+	ac.frame_overhead = SL_FRAME_OVERHEAD + RTE_ETHER_HDR_LEN;
 	ac.retx_spacing_ns = (uint64_t)sc->retx_spacing_us * 1000u;
 	ac.status_interval_ns = (uint64_t)sc->status_interval_ms * 1000000u;
 	ac.status_min_gap_ns = RTE_MIN(ac.status_min_gap_ns, ac.status_interval_ns);
@@ -435,7 +446,7 @@ sl_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	sgw_slcrypto_keys_free(keys);
 	keys = NULL;
 
-	act_cap = RTE_MAX(512u, 2 * SGW_ARQ_MIN_ROOM(max_frags_of(sc->frame_size)));
+	act_cap = RTE_MAX(512u, 2 * SGW_ARQ_MIN_ROOM(max_frags_of(SL_FRAME_SIZE_FLOOR)));
 	for (i = 0; i < dp->n_workers; i++) {
 		int socket = (int)rte_lcore_to_socket_id(dp->workers[i]->lcore);
 		struct sgw_sl_worker *x;
@@ -448,7 +459,7 @@ sl_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		x->out.act = rte_zmalloc_socket("sgw_sl_act", sizeof(*x->out.act) * act_cap,
 						RTE_CACHE_LINE_SIZE, socket);
 		x->act_cap = act_cap;
-		x->min_room = SGW_ARQ_MIN_ROOM(max_frags_of(sc->frame_size));
+		x->min_room = SGW_ARQ_MIN_ROOM(max_frags_of(SL_FRAME_SIZE_FLOOR));
 		x->out.cap = act_cap;
 		if (x->out.act == NULL)
 			goto fail;
@@ -1450,6 +1461,11 @@ sgw_sl_session_fields(const struct sgw_sl_pub *p, sgw_kv_fn fn, void *ctx)
 	F("tx_frames", a->tx_frames);
 	F("tx_retx", a->tx_retx);
 	F("retx_copies_saved", a->retx_copies_saved);
+	F("frame_size_now", a->frag_size_now);
+	F("frame_size_changes", a->frag_changes);
+	F("frame_size_probes", a->frag_probes);
+	F("frame_size_decisions", a->frag_decisions);
+	F("ber_est_ppb", a->ber_est_ppb);
 	F("tx_dgram_frames", a->tx_dgram_frames);
 	F("tx_bytes", a->tx_bytes);
 	F("loss_status", a->loss_status);

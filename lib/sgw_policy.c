@@ -51,6 +51,8 @@ sgw_policy_init_defaults(struct sgw_policy *p)
 	p->satlink.frame_size = 1400;
 	p->satlink.retx_copies = 2;
 	p->satlink.retx_copies_idle = true;
+	p->satlink.frame_size_adapt = true;
+	p->satlink.frame_size_min = 256;
 	p->satlink.retx_spacing_us = 5000;
 	p->satlink.status_interval_ms = 20;
 	p->satlink.keepalive_ms = 500;

@@ -176,6 +176,8 @@ struct sgw_satlink_conf {
 	uint16_t frame_size;        /* payload bytes per DATA frame, 64..1960: 1400 */
 	uint8_t retx_copies;        /* k, 1..8: 2 */
 	bool retx_copies_idle;      /* retx_copies_when: idle (true, default) or always */
+	bool frame_size_adapt;      /* reliable frames sized from the losses seen: true */
+	uint16_t frame_size_min;    /* smallest adapted frame payload, 64..frame_size: 256 */
 	uint32_t retx_spacing_us;   /* between the k copies: 5000 */
 	uint32_t status_interval_ms; /* 1..1000: 20 */
 	uint32_t keepalive_ms;      /* 10..60000: 500 */

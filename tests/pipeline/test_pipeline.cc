@@ -843,6 +843,8 @@ TEST(RestartDiff, SatlinkSectionIsRestartOnly)
 		{ "  frame_size: 1200\n", "frame_size" },
 		{ "  retx_copies: 3\n", "retx_copies" },
 		{ "  retx_copies_when: always\n", "retx_copies_when" },
+		{ "  frame_size_adapt: false\n", "frame_size_adapt" },
+		{ "  frame_size_min: 512\n", "frame_size_min" },
 		{ "  retx_spacing_us: 0\n", "retx_spacing_us" },
 		{ "  status_interval_ms: 10\n", "status_interval_ms" },
 		{ "  keepalive_ms: 400\n", "keepalive_ms" },

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <deque>
 #include <algorithm>
@@ -418,10 +419,11 @@ protected:
 		};
 	}
 
-	/* Hub (its satlink section + sl_extra) and terminal up, the loss in place. */
+	/* Hub (its satlink section + sl_extra) and terminal up, the loss in place;
+	 * one frame per packet (no frame-size probes) for the exact arithmetic. */
 	void up(const std::string &sl_extra = "")
 	{
-		start(hub_yaml(sl_extra), term_yaml());
+		start(hub_yaml(", frame_size_adapt: false" + sl_extra), term_yaml());
 		lose_one_in_five();
 		run_until(300000000);
 		ASSERT_EQ(session(hub.get()).state, SGW_ARQ_UP);
@@ -474,6 +476,60 @@ TEST_F(SatlinkCopies, AlwaysSendsKCopies)
 	EXPECT_GE(a.loss_status, 200u);
 	EXPECT_EQ(a.retx_copies_saved, 0u);
 	EXPECT_EQ(a.tx_retx, 2 * a.loss_status + a.loss_timeout);
+}
+
+/*
+ * frame_size_adapt (the default): the forward line has bit errors, a DATA
+ * frame of L bytes on the wire lost with 1 - (1 - 3e-5)^(8 L). The hub's
+ * sender measures loss on its long frames and on short ones (here half the
+ * packets are short) and cuts its frames toward the best size for that rate
+ * (368 payload bytes: lib/sgw_fsize.h); every packet arrives intact, once,
+ * in order. With the errors gone it goes back to frame_size (once the old
+ * losses have faded from its estimate: about seven decisions).
+ */
+TEST_F(SatlinkPair, FrameSizeFollowsBitErrors)
+{
+	start(hub_yaml(), term_yaml());
+	std::mt19937_64 rng(5);
+	double ber = 3e-5;
+	channel = [&](bool forward, struct rte_mbuf *m) {
+		if (!forward)
+			return true;
+		std::bernoulli_distribution lose(1.0 - std::pow(1.0 - ber,
+							       8.0 * rte_pktmbuf_pkt_len(m)));
+		return !lose(rng);
+	};
+	run_until(300000000);
+	ASSERT_EQ(session(hub.get()).state, SGW_ARQ_UP);
+	auto burst = [&](uint32_t base, uint32_t n) {
+		std::vector<Bytes> sent;
+		for (uint32_t i = 0; i < n; i++) {
+			sent.push_back(downlink(base + i, i % 2 ? 1400 - 28 : 500 - 28));
+			inject(hub.get(), terr, sent.back());
+			if (i % 32 == 31)
+				run_until(now + 25000000);  /* 9.6 Mbit/s: room for the repairs */
+		}
+		run_until(now + 4000000000ull);
+		std::vector<Bytes> got = recv(lan);
+		ASSERT_EQ(got.size(), sent.size());
+		for (size_t i = 0; i < got.size(); i++)
+			expect_same_ip(got[i], sent[i]);
+	};
+	burst(0, 4000);
+	sgw_sl_pub h = session(hub.get());
+	EXPECT_GE(h.arq.frag_changes, 1u);
+	EXPECT_LT(h.arq.frag_size_now, 700u);
+	EXPECT_GE(h.arq.frag_size_now, 256u);
+	EXPECT_GT(h.arq.ber_est_ppb, 10000u);  /* 3e-5: 30,000 per 10^9 bits */
+	EXPECT_LT(h.arq.ber_est_ppb, 90000u);
+	EXPECT_EQ(h.arq.reasm_errors, 0u);
+	ber = 0;
+	/* the old losses fade from the estimate over a few decisions first */
+	burst(4000, 12000);
+	h = session(hub.get());
+	EXPECT_EQ(h.arq.frag_size_now, 1400u);
+	EXPECT_EQ(session(term.get()).pkts_delivered, 16000u);
+	EXPECT_EQ(session(term.get()).arq.reasm_errors, 0u);
 }
 
 TEST_F(SatlinkPair, SessionsLiveOnTheirTerminalsWorkers)
@@ -840,7 +896,7 @@ TEST_F(SatlinkPair, QueueBeforeTheLineStaysShortUnderOverload)
 
 TEST_F(SatlinkPair, PacesDataFramesAtTheLinkRate)
 {
-	start(hub_yaml(), term_yaml());
+	start(hub_yaml(", frame_size_adapt: false"), term_yaml());  /* one frame per packet */
 	run_until(300000000);
 	std::vector<uint64_t> at;
 	/* 200 packets at once: 20 Mbit/s lets one 1450-byte frame leave every ~586 us. */
@@ -875,7 +931,7 @@ TEST_F(SatlinkPair, PacesDataFramesAtTheLinkRate)
  */
 TEST_F(SatlinkPair, LateWakeupsCatchUpTheLine)
 {
-	start(hub_yaml(), term_yaml());
+	start(hub_yaml(", frame_size_adapt: false"), term_yaml());  /* one frame per packet */
 	run_until(300000000);
 	for (uint32_t i = 0; i < 200; i++)
 		inject(hub.get(), terr, downlink(i));

@@ -178,6 +178,8 @@ expect_same_satlink(const sgw_satlink_conf &a, const sgw_satlink_conf &b)
 	EXPECT_EQ(a.frame_size, b.frame_size);
 	EXPECT_EQ(a.retx_copies, b.retx_copies);
 	EXPECT_EQ(a.retx_copies_idle, b.retx_copies_idle);
+	EXPECT_EQ(a.frame_size_adapt, b.frame_size_adapt);
+	EXPECT_EQ(a.frame_size_min, b.frame_size_min);
 	EXPECT_EQ(a.retx_spacing_us, b.retx_spacing_us);
 	EXPECT_EQ(a.status_interval_ms, b.status_interval_ms);
 	EXPECT_EQ(a.keepalive_ms, b.keepalive_ms);
@@ -994,6 +996,8 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 				(p.ports[sl.port].mtu ? p.ports[sl.port].mtu : 1500u) - 50u) - 63));
 			sl.retx_copies = (uint8_t)(1 + rnd(8));
 			sl.retx_copies_idle = rnd(2) != 0;
+			sl.frame_size_adapt = rnd(2) != 0;
+			sl.frame_size_min = (uint16_t)(64 + rnd(sl.frame_size - 63u));
 			sl.retx_spacing_us = rnd(1000001);
 			sl.status_interval_ms = 1 + rnd(1000);
 			sl.keepalive_ms = 10 + rnd(60000 - 9);
@@ -1408,6 +1412,8 @@ TEST(PolicyYaml, SatlinkHubValues)
 	EXPECT_EQ(sl.frame_size, 1400);
 	EXPECT_EQ(sl.retx_copies, 2);
 	EXPECT_TRUE(sl.retx_copies_idle);
+	EXPECT_TRUE(sl.frame_size_adapt);
+	EXPECT_EQ(sl.frame_size_min, 256);
 	EXPECT_EQ(sl.retx_spacing_us, 5000u);
 	EXPECT_EQ(sl.status_interval_ms, 20u);
 	EXPECT_EQ(sl.keepalive_ms, 500u);
@@ -1549,7 +1555,7 @@ TEST(PolicyYaml, SatlinkLimitsAndForms)
 		"terminals:\n  - {name: me, id: 0, prefixes: [10.0.0.0/8]}\n"
 		"satlink: {port: sat, terminal: 0x0, forward_rate_bps: 400000000000, "
 		"return_rate_bps: \"1000\", rtt_ms: 1, frame_size: 64, retx_copies: 1, "
-		"retx_copies_when: always, "
+		"retx_copies_when: always, frame_size_adapt: false, frame_size_min: 64, "
 		"retx_spacing_us: 1000000, status_interval_ms: 1000, keepalive_ms: 60000, "
 		"link_down_ms: 600000, send_queue: 65536, window_max: 64, "
 		"default_service: bypass, peer_mac: \"01:00:5E:00:00:01\"}\n";
@@ -1565,6 +1571,8 @@ TEST(PolicyYaml, SatlinkLimitsAndForms)
 	EXPECT_EQ(sl.frame_size, 64);
 	EXPECT_EQ(sl.retx_copies, 1);
 	EXPECT_FALSE(sl.retx_copies_idle);
+	EXPECT_FALSE(sl.frame_size_adapt);
+	EXPECT_EQ(sl.frame_size_min, 64);
 	EXPECT_EQ(sl.retx_spacing_us, 1000000u);
 	EXPECT_EQ(sl.status_interval_ms, 1000u);
 	EXPECT_EQ(sl.keepalive_ms, 60000u);
