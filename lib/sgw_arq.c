@@ -187,6 +187,7 @@ struct sgw_arq {
 	uint16_t sq_cut;          /* fragment size of the head packet (chosen at its start) */
 	uint16_t frag_now;        /* fragment size in use: c.frag_size or the adapted one */
 	struct sgw_fsize fs;      /* frag_adapt */
+	uint32_t fs_from;         /* frag_adapt: frames from this seq on are sampled */
 	uint32_t dg_seq;          /* next datagram seq to send */
 
 	/* receiver */
@@ -428,6 +429,7 @@ tx_space_init(struct sgw_arq *a)
 	a->sq_head = 0;
 	a->sq_n = 0;
 	a->sq_off = 0;
+	a->fs_from = a->c.isn;
 }
 
 static void
@@ -1146,6 +1148,25 @@ dg_expire(struct sgw_arq *a, struct sgw_arq_out *o)
 
 /* ---------------------------------------------------------------- sender */
 
+/*
+ * frag_adapt: the outcome of a frame's first transmission, taken when it is
+ * known (acknowledged, or found lost), so that lost and delivered frames sent
+ * at the same time are counted at the same time: counted at the repair's
+ * acknowledgement, a loss would come a round trip late, and for a round trip
+ * after each size change the old size's losses would outweigh the new one's.
+ * Frames sent before the last change are not counted.
+ */
+static void
+fs_outcome(struct sgw_arq *a, const struct tx_slot *s, bool lost)
+{
+	if (!a->c.frag_adapt || s->tx_count != 1 || SGW_SEQ_LT(s->seq, a->fs_from))
+		return;
+	if (sgw_fsize_sample(&a->fs, s->len, lost)) {
+		a->frag_now = sgw_fsize_now(&a->fs);
+		a->fs_from = a->snd_nxt;
+	}
+}
+
 static void
 tx_ack(struct sgw_arq *a, uint32_t seq)
 {
@@ -1158,8 +1179,8 @@ tx_ack(struct sgw_arq *a, uint32_t seq)
 		a->rack_order = s->order;
 		a->rack_valid = 1;
 	}
-	if (a->c.frag_adapt && sgw_fsize_sample(&a->fs, s->len, s->tx_count > 1))
-		a->frag_now = sgw_fsize_now(&a->fs);
+	if (s->state != TX_LOST)  /* a lost one was counted when found */
+		fs_outcome(a, s, false);
 	tx_set_state(a, i, TX_ACKED);
 	tx_bit(a, seq, true);
 }
@@ -1168,6 +1189,7 @@ tx_ack(struct sgw_arq *a, uint32_t seq)
 static void
 tx_mark_lost(struct sgw_arq *a, uint32_t i, uint8_t copies)
 {
+	fs_outcome(a, &a->tx[i], true);
 	a->tx[i].copies_left = copies;
 	a->tx[i].copy = 0;
 	tx_set_state(a, i, TX_LOST);

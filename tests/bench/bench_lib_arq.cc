@@ -55,7 +55,7 @@ Splitmix(uint64_t *s)
 
 class Link2 {
  public:
-	Link2(uint32_t loss_ppm, uint32_t pkt_len)
+	Link2(uint32_t loss_ppm, uint32_t pkt_len, bool adapt = false)
 	    : loss_ppm_(loss_ppm), pkt_len_(pkt_len), acts_(kCap),
 	      ctrl_(SGW_SATLINK_STATUS_MAX_LEN)
 	{
@@ -72,6 +72,7 @@ class Link2 {
 			c.status_interval_ns = 200 * 1000;  // 200 us: ~5 per RTT
 			c.status_min_gap_ns = 50 * 1000;
 			c.retx_spacing_ns = 20 * 1000;
+			c.frag_adapt = adapt;
 			a_[i] = sgw_arq_create(&c, 0);
 		}
 		// Connect: run until both are up.
@@ -182,9 +183,9 @@ class Link2 {
 };
 
 void
-Run(benchmark::State &state, uint32_t loss_ppm, uint32_t pkt_len, bool dgram)
+Run(benchmark::State &state, uint32_t loss_ppm, uint32_t pkt_len, bool dgram, bool adapt = false)
 {
-	Link2 l(loss_ppm, pkt_len);
+	Link2 l(loss_ppm, pkt_len, adapt);
 	// Warm up to the steady state (window full, statuses flowing).
 	for (int k = 0; k < 20000; k++)
 		l.Slot(true, dgram);
@@ -211,6 +212,17 @@ BM_Arq_Loss1pct(benchmark::State &state)
 	Run(state, 10000, 1400, false);
 }
 BENCHMARK(BM_Arq_Loss1pct);
+
+// The same with frame_size_adapt: the estimator's cost per frame (a sample at
+// each acknowledgement, a cut per packet, a decision per ~256 short frames).
+// 1 % loss that does not depend on length: the size stays 1400, about one
+// packet in 16 is probed (two frames), so compare per frame.
+void
+BM_Arq_Loss1pct_Adapt(benchmark::State &state)
+{
+	Run(state, 10000, 1400, false, true);
+}
+BENCHMARK(BM_Arq_Loss1pct_Adapt);
 
 void
 BM_Arq_Frag4(benchmark::State &state)
