@@ -61,20 +61,69 @@ sgw_fsize_best(double slope, uint16_t overhead, uint16_t min, uint16_t max)
 	return (uint16_t)((uint32_t)s & ~7u); /* a multiple of 8: tidy, within 1 % */
 }
 
+/* The piece size that cuts len bytes into n frames of equal length. */
+static uint16_t
+piece_of(uint32_t len, uint32_t n)
+{
+	return (uint16_t)((len + n - 1) / n);
+}
+
+/* e^x for the small |x| of a cut decision (|x| < 0.3): no libm call per packet. */
+static double
+exp_small(double x)
+{
+	return 1.0 + x * (1.0 + x * (0.5 + x * (1.0 / 6.0 + x / 24.0)));
+}
+
+/*
+ * How to cut a packet longer than cur: in n equal frames (no short tail: at a
+ * bit error rate, equal frames lose fewer bytes than a long and a short one
+ * with the same total), n being floor or ceil of len / cur, whichever costs
+ * fewer expected wire bytes, (len + n h) e^(k (len / n + h)): its continuous
+ * optimum is a piece of exactly the best size, so the two neighbours are the
+ * only candidates. A 1400-byte split message at 1e-5 (best 648) goes as two
+ * frames of 700 (3.3 % of wire better than 648 + 648 + 104, 0.6 % better
+ * than three of 467). Without bit errors (k = 0) the fewest frames that fit
+ * max.
+ */
+static uint16_t
+cut_even(const struct sgw_fsize *f, uint32_t len)
+{
+	uint32_t n1 = len / f->cur, n2 = n1 + 1;
+	double h = f->c.overhead, q1, q2;
+
+	if (n1 == 0 || piece_of(len, n1) > f->c.max)
+		return piece_of(len, n2);
+	q1 = (double)len / n1;
+	q2 = (double)len / n2;
+	if ((len + n1 * h) < (len + n2 * h) * exp_small(f->k * (q2 - q1)))
+		return piece_of(len, n1);
+	return piece_of(len, n2);
+}
+
+static bool
+is_long(const struct sgw_fsize *f, uint32_t len)
+{
+	return len * 8u > (uint32_t)f->cur * 5u;
+}
+
 uint16_t
 sgw_fsize_cut(struct sgw_fsize *f, uint32_t len)
 {
+	uint16_t piece = len <= f->cur ? f->cur : cut_even(f, len);
+
 	/*
-	 * Only packets that would make long frames are probed (a short one is
-	 * a short sample already), and only those up to max bytes: a probe
-	 * cuts the packet in frames of half the size (at most 2 max / min of
-	 * them: max_frags holds them), one header more per half frame.
+	 * Only packets that make long frames are probed (a short frame is a
+	 * short sample already), and only those up to max bytes: a probe cuts
+	 * the packet in equal frames of at most half the size (at most
+	 * 2 max / min + 1 of them: max_frags holds them), one header more per
+	 * frame of the normal cut.
 	 */
-	if ((uint64_t)len * 4 <= (uint64_t)f->cur * 3 || len > f->c.max)
-		return f->cur;
+	if (!is_long(f, len < piece ? len : piece) || len > f->c.max)
+		return piece;
 	if (f->skip > 0) {
 		f->skip--;
-		return f->cur;
+		return piece;
 	}
 	f->skip = (uint16_t)(f->c.probe_every - 1);
 	/*
@@ -83,9 +132,9 @@ sgw_fsize_cut(struct sgw_fsize *f, uint32_t len)
 	 * probe_every - 1 other packets): no probe.
 	 */
 	if ((uint64_t)f->n[1] * (f->c.probe_every - 1u) > 2ull * f->n[0])
-		return f->cur;
+		return piece;
 	f->st.probes++;
-	return (uint16_t)((f->cur + 1) / 2);
+	return piece_of(len, (len + (f->cur + 1) / 2 - 1) / ((f->cur + 1) / 2));
 }
 
 /*
@@ -153,6 +202,7 @@ decide(struct sgw_fsize *f)
 	if ((f->cur < s_short || f->cur > s_long) && best != f->cur &&
 	    eff(best, h, slope) > 1.01 * eff(f->cur, h, slope)) {
 		f->cur = best;
+		f->k = -slope;
 		f->st.size = best;
 		f->st.changes++;
 		f->skip = 0;
@@ -170,12 +220,7 @@ sgw_fsize_sample(struct sgw_fsize *f, uint16_t len, bool lost)
 {
 	int b;
 
-	if ((uint32_t)len * 4 > (uint32_t)f->cur * 3)
-		b = 0;
-	else if ((uint32_t)len * 8 <= (uint32_t)f->cur * 5)
-		b = 1;
-	else
-		return false;
+	b = is_long(f, len) ? 0 : 1;
 	if (f->n[b] >= (1u << 30))  /* one bin starved for ages: keep counts bounded */
 		bins_scale(f);
 	f->n[b]++;

@@ -54,8 +54,9 @@ struct sgw_fsize_stats {
 struct sgw_fsize {
 	struct sgw_fsize_conf c;
 	uint16_t cur;          /* payload bytes per frame now */
-	uint16_t skip;         /* single-frame packets until the next probe */
-	/* bin 0: long frames (> 3/4 of cur), bin 1: short (<= 5/8 of cur) */
+	uint16_t skip;         /* packets until the next probe */
+	double k;              /* -slope (ln survival per wire byte) of the last change */
+	/* bin 0: long frames (> 5/8 of cur), bin 1: short (the others) */
 	uint32_t n[2];
 	uint32_t lost[2];
 	uint64_t bytes[2];
@@ -70,9 +71,12 @@ const char *sgw_fsize_conf_check(const struct sgw_fsize_conf *c);
 void sgw_fsize_init(struct sgw_fsize *f, const struct sgw_fsize_conf *c);
 
 /*
- * The fragment size for a packet of len bytes about to be cut: cur, or
- * (a probe: about one packet in probe_every of those between 3/4 cur and
- * max bytes, while short frames are rare) half of cur, rounded up.
+ * The fragment size for a packet of len bytes about to be cut: cur for one
+ * that fits a frame; else the size that cuts it in equal frames, as many as
+ * the fitted bit error rate makes cheapest (floor or ceil of len / cur, each
+ * frame at most max); for a probe (about one packet in probe_every of those
+ * up to max bytes that make long frames, while short frames are rare) the
+ * size that cuts it in equal frames of at most half of cur.
  */
 uint16_t sgw_fsize_cut(struct sgw_fsize *f, uint32_t len);
 
