@@ -337,7 +337,10 @@ sgw_arq_conf_check(const struct sgw_arq_conf *c)
 		return "frag_adapt";
 	if (c->frag_adapt && (c->frag_min < 64 || c->frag_min > c->frag_size))
 		return "frag_min";
-	if (c->frag_adapt && c->max_frags < 2)  /* a probe is two frames */
+	/* adapting: a frag_size packet probed (frames of half the smallest size)
+	 * must fit max_frags; sgw_arq_send bounds packets by frag_min frames */
+	if (c->frag_adapt &&
+	    c->max_frags < 2u * c->frag_size / c->frag_min + 2u)
 		return "max_frags";
 	if (c->status_interval_ns == 0)
 		return "status_interval_ns";
@@ -1672,7 +1675,13 @@ sgw_arq_send(struct sgw_arq *a, uint64_t now_ns, uint16_t channel, uint64_t hand
 		a->st.send_refused++;
 		return -ESHUTDOWN;
 	}
-	if (len == 0 || len > (uint32_t)a->frag_now * a->c.max_frags) {
+	/*
+	 * A packet taken must be cuttable at any size the sender may use until
+	 * it goes out: with frag_adapt, down to frag_min (the size may shrink
+	 * while it waits), so the bound does not move with the adapted size.
+	 */
+	if (len == 0 || len > (uint32_t)(a->c.frag_adapt ? a->c.frag_min : a->c.frag_size) *
+				      a->c.max_frags) {
 		a->st.send_refused++;
 		pump(a, o);
 		return -EMSGSIZE;

@@ -72,7 +72,9 @@ struct sgw_arq_conf {
 				      * is idle (sgw_arq_line_busy); 0: always (0) */
 	uint8_t frag_adapt;          /* 1: reliable frames sized from the losses seen
 				      * (lib/sgw_fsize.h), frag_min..frag_size; 0 (0) */
-	uint16_t frag_min;           /* smallest adapted frame payload, 64..frag_size (256) */
+	uint16_t frag_min;           /* smallest adapted frame payload, 64..frag_size (256);
+				      * adapting, max_frags >= 2 frag_size / frag_min + 2
+				      * and packets up to frag_min x max_frags bytes */
 	uint16_t frame_overhead;     /* wire bytes per frame besides payload, for the
 				      * adaptation's model (22 + 14 = 36) */
 	uint64_t status_interval_ns; /* status timer (20 ms) */
@@ -158,7 +160,8 @@ struct sgw_arq_out {
  * frag_size) frames and released at once (TX_DATA x n, then RELEASE).
  * Returns 0 when the session took the handle, else (the caller keeps it):
  *   -ENOBUFS   reliable: window and send queue full (counted window_full)
- *   -EMSGSIZE  len 0, or more than frag_size * max_frags bytes
+ *   -EMSGSIZE  len 0, or more than frag_size * max_frags bytes (frag_min *
+ *              max_frags with frag_adapt)
  *   -ENOTCONN  datagram while the session is not up or the link is down
  *   -ENOSPC    datagram: fewer than n + 1 free action slots
  *   -EAGAIN    the session is releasing a reset's handles; retry after a poll

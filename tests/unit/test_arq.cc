@@ -1833,6 +1833,28 @@ TEST(ArqFrameSize, OffKeepsTheConfiguredSize)
 	EXPECT_GT(err.loss_status, 1000u);  // the same channel: frames were lost
 }
 
+/*
+ * With frag_adapt the size may shrink while a packet waits, so a packet is
+ * taken only if frag_min-sized frames can carry it within max_frags; such a
+ * packet, taken while frames were long and cut after they shrank, arrives
+ * whole.
+ */
+TEST(ArqFrameSize, PacketsTakenFitTheSmallestSize)
+{
+	Fixture f([](sgw_arq_conf &c) {
+		c.frag_adapt = 1;
+		c.frag_min = 256;
+		c.max_frags = 12;  // the least the conf check allows for 1400 / 256
+	});
+	f.Up();
+	EXPECT_EQ(f.sim.Send(0, 9, 256 * 12 + 1, false), -EMSGSIZE);
+	EXPECT_EQ(f.sim.Send(0, 9, 256 * 12, false), 0);
+	EXPECT_EQ(f.sim.Send(0, 9, 1400, false), 0);
+	ASSERT_TRUE(f.sim.Settle(20 * kSec)) << f.sim.fail;
+	f.sim.CheckComplete();
+	EXPECT_EQ(f.sim.fail, "");
+}
+
 TEST(ArqFrameSize, ConfCheck)
 {
 	sgw_arq_conf c;
@@ -1848,6 +1870,12 @@ TEST(ArqFrameSize, ConfCheck)
 	c.frag_min = 256;
 	c.max_frags = 1;
 	EXPECT_STREQ(sgw_arq_conf_check(&c), "max_frags");
+	// a 1400-byte packet probed at the smallest size: 2 x 1400 / 256 + 2 = 12 frames
+	c.max_frags = 11;
+	EXPECT_STREQ(sgw_arq_conf_check(&c), "max_frags");
+	c.max_frags = 12;
+	EXPECT_EQ(sgw_arq_conf_check(&c), nullptr);
+	c.max_frags = 1;
 	c.frag_adapt = 0;
 	EXPECT_EQ(sgw_arq_conf_check(&c), nullptr);  // one fragment is fine without probes
 	c.frag_adapt = 2;
