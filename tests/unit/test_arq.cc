@@ -1730,6 +1730,19 @@ TEST(ArqSender, BulkOnALossyLineRepairsOnceWithCopiesOnlyWhenIdle)
  * the errors stop; every packet still arrives once, in order. Without it
  * the size stays and nothing is probed.
  */
+/* The forward line's bit errors: a reliable DATA frame of L payload bytes
+ * (L + 36 on the wire) lost with 1 - (1 - *ber)^(8 (L + 36)). */
+static std::function<int64_t(int, const sgw_satlink_hdr &, const WireFrame &)>
+BitErrors(const double *ber, Rng *chan)
+{
+	return [ber, chan](int from, const sgw_satlink_hdr &h, const WireFrame &w) -> int64_t {
+		if (from == 0 && IsData(h) &&
+		    chan->Chance(1.0 - std::pow(1.0 - *ber, 8.0 * (w.len + 36))))
+			return -1;
+		return 0;
+	};
+}
+
 static void
 BitErrorLine(bool adapt, sgw_arq_stats *on_errors, sgw_arq_stats *after)
 {
@@ -1744,12 +1757,7 @@ BitErrorLine(bool adapt, sgw_arq_stats *on_errors, sgw_arq_stats *after)
 	f.Up();
 	double ber = 3e-5;
 	Rng chan(11);
-	f.sim.hook = [&ber, &chan](int from, const sgw_satlink_hdr &h, const WireFrame &w) -> int64_t {
-		if (from == 0 && IsData(h) &&
-		    chan.Chance(1.0 - std::pow(1.0 - ber, 8.0 * (w.len + 36))))
-			return -1;
-		return 0;
-	};
+	f.sim.hook = BitErrors(&ber, &chan);
 	uint64_t t0 = f.sim.now;
 	f.sim.ep[0].traffic = Traffic{true, t0, 2 * kMs, 15000, 0.0, 1400, 0, 2};
 	f.sim.RunUntil(t0 + 30 * kSec);
@@ -1799,11 +1807,8 @@ TEST(ArqFrameSize, BulkStreamSettlesOnce)
 	f.sim.link[0].rate_bps = 20000000;  // ~1700 1436-byte frames a second, ~1000 in flight
 	f.Up();
 	Rng chan(3);
-	f.sim.hook = [&chan](int from, const sgw_satlink_hdr &h, const WireFrame &w) -> int64_t {
-		if (from == 0 && IsData(h) && chan.Chance(1.0 - std::pow(1.0 - 1e-5, 8.0 * (w.len + 36))))
-			return -1;
-		return 0;
-	};
+	const double ber = 1e-5;
+	f.sim.hook = BitErrors(&ber, &chan);
 	const uint64_t t0 = f.sim.now;
 	Traffic t{true, t0, 400 * 1000, 150000, 0.0, 1400, 0, 1};
 	t.fixed_len = true;

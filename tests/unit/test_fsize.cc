@@ -128,21 +128,21 @@ TEST(FrameSize, ConfCheck)
 	EXPECT_EQ(sgw_fsize_conf_check(&c), nullptr);
 	EXPECT_EQ(c.min, 256);
 	EXPECT_EQ(c.probe_every, 16);
-	sgw_fsize_conf b = c;
-	b.min = 1401;
-	EXPECT_STREQ(sgw_fsize_conf_check(&b), "min");
-	b = c;
-	b.min = 63;
-	EXPECT_STREQ(sgw_fsize_conf_check(&b), "min");
-	b = c;
-	b.max = 32;
-	EXPECT_STREQ(sgw_fsize_conf_check(&b), "max");
-	b = c;
-	b.probe_every = 1;
-	EXPECT_STREQ(sgw_fsize_conf_check(&b), "probe_every");
-	b = c;
-	b.min_samples = 0;
-	EXPECT_STREQ(sgw_fsize_conf_check(&b), "min_samples");
+	const struct {
+		void (*bad)(sgw_fsize_conf &);
+		const char *field;
+	} cases[] = {
+		{ [](sgw_fsize_conf &b) { b.min = 1401; }, "min" },
+		{ [](sgw_fsize_conf &b) { b.min = 63; }, "min" },
+		{ [](sgw_fsize_conf &b) { b.max = 32; }, "max" },
+		{ [](sgw_fsize_conf &b) { b.probe_every = 1; }, "probe_every" },
+		{ [](sgw_fsize_conf &b) { b.min_samples = 0; }, "min_samples" },
+	};
+	for (const auto &k : cases) {
+		sgw_fsize_conf b = c;
+		k.bad(b);
+		EXPECT_STREQ(sgw_fsize_conf_check(&b), k.field);
+	}
 	sgw_fsize_conf_default(&c, 200, 36);
 	EXPECT_EQ(c.min, 200);  /* the floor never above the configured size */
 }
