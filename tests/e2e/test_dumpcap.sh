@@ -62,7 +62,9 @@ for p in pk:
 print("  echo requests (rx) %d, echo replies (tx, rewritten) %d" % (req, rep))
 for b in bad[:10]:
     print("  " + b)
-sys.exit(0 if len(pk) == n and not bad and req > 0 and rep > 0 else 1)
+# dpdk-dumpcap -c N stops after the burst that reaches N: it may write up to a
+# burst (32) more, all of which crossed the port (a CI run wrote 21 of 20)
+sys.exit(0 if n <= len(pk) <= n + 32 and not bad and req > 0 and rep > 0 else 1)
 PY
 
 tb_satgw_stop
