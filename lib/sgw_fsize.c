@@ -42,7 +42,6 @@ sgw_fsize_init(struct sgw_fsize *f, const struct sgw_fsize_conf *c)
 	f->c = *c;
 	f->cur = c->max;
 	f->skip = 0;
-	f->st.size = c->max;
 }
 
 uint16_t
@@ -209,7 +208,6 @@ decide(struct sgw_fsize *f)
 	    eff(best, h, slope) > 1.01 * eff(f->cur, h, slope)) {
 		f->cur = best;
 		f->k = -slope;
-		f->st.size = best;
 		f->st.changes++;
 		f->skip = 0;
 		memset(f->n, 0, sizeof(f->n));

@@ -47,7 +47,6 @@ struct sgw_fsize_stats {
 	uint64_t probes;       /* packets cut in two to measure short frames */
 	uint64_t decisions;    /* estimates made (both bins full) */
 	uint64_t changes;      /* decisions that changed the size */
-	uint32_t size;         /* payload bytes per frame now */
 	uint32_t ber_ppb;      /* last estimate of the bit error rate, parts per 10^9 */
 };
 
