@@ -1853,3 +1853,13 @@ sgw_sl_queued_bytes(const struct sgw_dp *dp, uint32_t sess)
 		b += rte_pktmbuf_pkt_len(ss->pq[sgw_ring_at(&ss->pqr, k)]);
 	return b;
 }
+
+uint16_t
+sgw_sl_frame_size(const struct sgw_dp *dp, uint32_t sess)
+{
+	const struct sgw_sl *sl = SL(dp);
+
+	if (sl == NULL || sess >= sl->n_sess || sl->sess[sess].arq == NULL)
+		return 0;
+	return sgw_arq_frag_size(sl->sess[sess].arq);
+}

@@ -221,6 +221,12 @@ uint64_t sgw_sl_held(const struct sgw_dp *dp);
  * thread only, or with the workers stopped). Walks both queues.
  */
 uint64_t sgw_sl_queued_bytes(const struct sgw_dp *dp, uint32_t sess);
+/*
+ * Payload bytes per reliable frame session sess cuts now (satlink.frame_size,
+ * or what frame_size_adapt chose); the session's owner thread only. 0 when
+ * there is no such session.
+ */
+uint16_t sgw_sl_frame_size(const struct sgw_dp *dp, uint32_t sess);
 
 /*
  * Channels other than 0 (the TCP split's streams): message bytes on the

@@ -155,16 +155,41 @@ wq_conf_of(const struct sgw_policy *pol, struct sgw_xcpq_conf *c)
 		sgw_xcpq_conf_default(c);
 }
 
+/* Fixed point of a worker's efficiency sum (struct sgw_xs q[].eff_delta): 2^-32. */
+#define XS_EFF_ONE 4294967296.0
+
+/*
+ * The share of the line a frame of fs payload bytes gives its IP packet
+ * (satlink paces whole Ethernet frames): fs is the session's size now, which
+ * frame_size_adapt shrinks on bit errors (frames of 700 bytes carry 2.5 %
+ * less IP per line second than frames of 1400), the configured frame_size
+ * while the session has none to report.
+ */
+static double
+frame_eff(const struct sgw_xs *xs, uint16_t fs)
+{
+	if (fs == 0)
+		fs = xs->frame_size;
+	return (double)fs / (double)(fs + xs->frame_ovh);
+}
+
+/* The efficiency sum of the configured frame size: startup, logs, the shaper. */
+static double
+eff_configured(const struct sgw_xs *xs)
+{
+	return frame_eff(xs, 0) * (xs->per_sess ? 1.0 : (double)xs->n_sess);
+}
+
 /*
  * A controller's capacity in IP bytes/s: xcp.capacity_bps, else what its
  * queue may send: the pacing rate of this end (hub: forward, terminal:
  * return; each session is paced at it, the terminals' shares of one
- * carrier), times the sessions the controller watches (one for scope
- * session, all for scope carrier), times the share of a full frame that is
- * IP packet (satlink paces whole Ethernet frames).
+ * carrier) times eff_sum, the share of a frame that is IP packet summed over
+ * the sessions the controller watches (one for scope session, all for scope
+ * carrier).
  */
 static double
-capacity_of(const struct sgw_xs *xs, const struct sgw_policy *pol)
+capacity_of(const struct sgw_xs *xs, const struct sgw_policy *pol, double eff_sum)
 {
 	uint64_t bps;
 
@@ -172,7 +197,24 @@ capacity_of(const struct sgw_xs *xs, const struct sgw_policy *pol)
 		return (double)pol->xcp.capacity_bps / 8.0;
 	bps = pol->role == SGW_ROLE_HUB ? pol->satlink.forward_rate_bps :
 		pol->satlink.return_rate_bps;
-	return (double)bps / 8.0 * xs->frame_eff * (xs->per_sess ? 1.0 : (double)xs->n_sess);
+	return (double)bps / 8.0 * eff_sum;
+}
+
+/*
+ * Scope carrier, worker 0: the efficiency sum over every session, the
+ * configured one's plus what the workers' last samples found their sessions'
+ * sizes to differ by (exactly the configured sum while no size moved).
+ */
+static double
+eff_carrier(const struct sgw_xs *xs)
+{
+	double delta = 0.0;
+	uint32_t i;
+
+	for (i = 0; i < xs->n_workers; i++)
+		delta += (double)__atomic_load_n(&xs->q[i].eff_delta, __ATOMIC_RELAXED) /
+			 XS_EFF_ONE;
+	return eff_configured(xs) + delta;
 }
 
 /* A session's controller takes new parameters: its budgets start whole. */
@@ -233,9 +275,9 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		xs->pidx = sl->pidx;
 		xs->n_sess = sl->n_sess;
 		xs->per_sess = pol->xcp.scope == SGW_XCP_SCOPE_SESSION;
-		xs->frame_eff = (double)pol->satlink.frame_size /
-			(double)(pol->satlink.frame_size + RTE_ETHER_HDR_LEN +
-				 SGW_SATLINK_HDR_LEN + (sl->keyed ? SGW_SLC_OVERHEAD : 0));
+		xs->frame_size = pol->satlink.frame_size;
+		xs->frame_ovh = RTE_ETHER_HDR_LEN + SGW_SATLINK_HDR_LEN +
+			(sl->keyed ? SGW_SLC_OVERHEAD : 0);
 	} else {
 		xs->shaper = true;
 		xs->pidx = pol->xcp.port;
@@ -258,7 +300,7 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 				return -1;
 			wq_conf_of(pol, &xs->wqc);
 			sgw_xcpq_init(&xs->wq, &xs->wqc, 0);
-			xs->cap_x = capacity_of(xs, pol) * xs->wq.w;
+			xs->cap_x = capacity_of(xs, pol, eff_configured(xs)) * xs->wq.w;
 		}
 	}
 	conf_of(pol, &xs->conf);
@@ -334,7 +376,8 @@ xs_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 		xs->shaper ? "its own egress shaper" :
 		xs->per_sess ? "one controller per satlink session" :
 		"one controller for satlink's carrier",
-		capacity_of(xs, pol) * 8.0, xs->per_sess ? " per session" : "",
+		capacity_of(xs, pol, eff_configured(xs)) * 8.0,
+		xs->per_sess ? " per session" : "",
 		xs->conf.alpha, xs->conf.beta, xs->conf.gamma, xs->conf.d_init_ns / 1000000u,
 		pol->xcp.rtt_max_ms);
 	if (xs->twoq)
@@ -454,7 +497,7 @@ static void
 shaper_pump(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
 {
 	uint64_t now = w->now_ns;
-	double ns_per_byte = 1e9 / capacity_of(xs, &s->pol);
+	double ns_per_byte = 1e9 / capacity_of(xs, &s->pol, eff_configured(xs));
 
 	if (xs->next_ns + XS_SHAPER_CREDIT_NS < now)
 		xs->next_ns = now - XS_SHAPER_CREDIT_NS;
@@ -763,19 +806,31 @@ xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 	shaper_pump(w, s, xs);
 }
 
-/* Bytes waiting for the line in the sessions this worker owns. */
+/*
+ * Bytes waiting for the line in the sessions this worker owns, and in *delta
+ * how far their frame efficiencies' sum is from the configured size's (in
+ * 2^-32: struct sgw_xs q[].eff_delta).
+ */
 static uint64_t
-own_queue(const struct sgw_worker *w)
+own_queue(const struct sgw_worker *w, int64_t *delta)
 {
 	const struct sgw_sl *sl = sgw_sl_of(w->dp);
+	const struct sgw_xs *xs = XS(w->dp);
+	const double cfg = frame_eff(xs, 0);
 	uint64_t b = 0;
+	double d = 0.0;
 	uint32_t i;
 
+	*delta = 0;
 	if (sl == NULL)  /* the egress shaper's */
-		return XS(w->dp)->fbytes;
-	for (i = 0; i < sl->n_sess; i++)
-		if (sl->sess[i].owner == w->idx)
-			b += sgw_sl_queued_bytes(w->dp, i);
+		return xs->fbytes;
+	for (i = 0; i < sl->n_sess; i++) {
+		if (sl->sess[i].owner != w->idx)
+			continue;
+		b += sgw_sl_queued_bytes(w->dp, i);
+		d += frame_eff(xs, sgw_sl_frame_size(w->dp, i)) - cfg;
+	}
+	*delta = (int64_t)(d * XS_EFF_ONE);
 	return b;
 }
 
@@ -809,7 +864,7 @@ static void
 aggregate(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
 {
 	uint64_t now = w->now_ns, q = 0;
-	double cap = capacity_of(xs, &s->pol);
+	double cap = capacity_of(xs, &s->pol, eff_carrier(xs));
 	uint32_t i;
 
 	if (!xs->started) {
@@ -882,7 +937,6 @@ sess_loop(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs,
 	  struct sgw_xs_worker *x)
 {
 	uint64_t now = w->now_ns;
-	double cap = capacity_of(xs, &s->pol);
 	uint32_t k;
 
 	for (k = 0; k < x->n_own; k++) {
@@ -890,6 +944,7 @@ sess_loop(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs,
 		struct sgw_xs_sess *ss = &xs->ss[si];
 		struct sgw_xcp_params out;
 		uint64_t q = sgw_sl_queued_bytes(w->dp, si), qp;
+		double cap = capacity_of(xs, &s->pol, frame_eff(xs, sgw_sl_frame_size(w->dp, si)));
 
 		if (!x->started) {
 			conf_take(&s->pol, &ss->conf);
@@ -930,8 +985,12 @@ xs_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
 	if (xs->shaper)
 		shaper_pump(w, s, xs);
 	if (w->now_ns >= x->next_qsample_ns) {
+		int64_t delta;
+		uint64_t b = own_queue(w, &delta);
+
 		x->next_qsample_ns = w->now_ns + SGW_XS_QSAMPLE_NS;
-		__atomic_store_n(&xs->q[w->idx].bytes, own_queue(w), __ATOMIC_RELAXED);
+		__atomic_store_n(&xs->q[w->idx].bytes, b, __ATOMIC_RELAXED);
+		__atomic_store_n(&xs->q[w->idx].eff_delta, delta, __ATOMIC_RELAXED);
 	}
 	if (w->idx == 0)
 		aggregate(w, s, xs);

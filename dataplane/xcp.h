@@ -115,7 +115,8 @@ struct sgw_xs {
 	uint32_t *fsz;                /* each held packet's size as the link counts it */
 	uint64_t fbytes;              /* bytes held */
 	uint64_t next_ns;             /* when the next packet may leave */
-	double frame_eff;             /* satlink's payload share of a full frame (capacity) */
+	uint32_t frame_ovh;           /* satlink's bytes per frame besides its payload (capacity) */
+	uint16_t frame_size;          /* satlink.frame_size: the capacity until a session reports */
 	/*
 	 * xcp.separate_queues (the shaper only): fr/fq/fsz/fbytes are the XCP
 	 * class's queue (what the controller watches), fro/foq/fosz/fobytes the
@@ -137,6 +138,12 @@ struct sgw_xs {
 	struct sgw_xcp_pub pub[SGW_MAX_WORKERS];   /* written by worker 0 */
 	struct {
 		alignas(64) uint64_t bytes;        /* the worker's sessions' queue, last sample */
+		/*
+		 * scope carrier: how far the worker's sessions' frame efficiencies
+		 * (IP share of a frame) summed at the last sample are from the
+		 * configured frame_size's, in 2^-32 (0 while no size moved)
+		 */
+		int64_t eff_delta;
 	} q[SGW_MAX_WORKERS];
 	/* worker 0 only: the aggregator */
 	bool started;

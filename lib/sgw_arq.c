@@ -2139,3 +2139,9 @@ sgw_arq_send_window(const struct sgw_arq *a)
 {
 	return a->state == SESS_UP ? a->wnd : 0;
 }
+
+uint16_t
+sgw_arq_frag_size(const struct sgw_arq *a)
+{
+	return a->frag_now;
+}

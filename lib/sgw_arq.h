@@ -341,6 +341,8 @@ enum sgw_arq_state sgw_arq_get_state(const struct sgw_arq *arq);
 uint32_t sgw_arq_peer_epoch(const struct sgw_arq *arq);
 /* The send window in use: min(tx_window, the peer's rx_window); 0 before HELLO. */
 uint32_t sgw_arq_send_window(const struct sgw_arq *arq);
+/* Payload bytes per reliable frame now: frag_size, or the adapted size (frag_adapt). */
+uint16_t sgw_arq_frag_size(const struct sgw_arq *arq);
 
 #ifdef __cplusplus
 }
