@@ -289,6 +289,18 @@ sums_total(const struct sgw_xcp_sums *snaps, uint32_t n, struct sgw_xcp_sums *to
 	return tot->v[SGW_XCP_S_BYTES];
 }
 
+/* Each worker's budget-share sums at the start of an interval. */
+static void
+wbase_take(struct sgw_xcp_ctl *ctl, const struct sgw_xcp_sums *snaps, uint32_t n)
+{
+	uint32_t w;
+
+	for (w = 0; w < n; w++) {
+		ctl->wbase[w].rsc = snaps[w].v[SGW_XCP_S_RSC];
+		ctl->wbase[w].xbytes = snaps[w].v[SGW_XCP_S_XBYTES];
+	}
+}
+
 int
 sgw_xcp_ctl_init(const struct sgw_xcp_conf *c, struct sgw_xcp_ctl *ctl, uint64_t now,
 		 const struct sgw_xcp_sums *snaps, uint32_t n, struct sgw_xcp_params *out)
@@ -303,7 +315,7 @@ sgw_xcp_ctl_init(const struct sgw_xcp_conf *c, struct sgw_xcp_ctl *ctl, uint64_t
 	ctl->n_workers = n;
 	if (snaps != NULL) {
 		sums_total(snaps, n, &ctl->base);
-		memcpy(ctl->wbase, snaps, n * sizeof(*snaps));
+		wbase_take(ctl, snaps, n);
 	}
 	for (w = 0; w < n; w++) {
 		memset(&out[w], 0, sizeof(out[w]));
@@ -399,10 +411,8 @@ sgw_xcp_aggregate(const struct sgw_xcp_conf *c, const struct sgw_xcp_ctl *prev,
 	 * written (next may be prev).
 	 */
 	for (w = 0; w < n; w++) {
-		double rw = (double)(snaps[w].v[SGW_XCP_S_RSC] -
-				     prev->wbase[w].v[SGW_XCP_S_RSC]) / RSC_ONE;
-		double sw = (double)(snaps[w].v[SGW_XCP_S_XBYTES] -
-				     prev->wbase[w].v[SGW_XCP_S_XBYTES]);
+		double rw = (double)(snaps[w].v[SGW_XCP_S_RSC] - prev->wbase[w].rsc) / RSC_ONE;
+		double sw = (double)(snaps[w].v[SGW_XCP_S_XBYTES] - prev->wbase[w].xbytes);
 
 		out[w].epoch = prev->epoch + 1;
 		out[w].xi_p = xi_p;
@@ -419,7 +429,7 @@ sgw_xcp_aggregate(const struct sgw_xcp_conf *c, const struct sgw_xcp_ctl *prev,
 	next->last = t;
 	next->pos_budget = rsc_us > 0 ? pos : 0;
 	next->neg_budget = xb > 0 ? neg : 0;
-	memcpy(next->wbase, snaps, n * sizeof(*snaps));
+	wbase_take(next, snaps, n);
 }
 
 /* The header values as the controller uses them (both the sums and the

@@ -270,7 +270,15 @@ struct sgw_xcp_ctl {
 	struct sgw_xcp_telem last;    /* the interval that ended last */
 	double pos_budget;            /* the link's budgets for the current interval */
 	double neg_budget;
-	struct sgw_xcp_sums wbase[SGW_XCP_MAX_WORKERS]; /* each worker's at t_start */
+	/*
+	 * Each worker's sums at t_start, only the two its budget share is cut
+	 * by (16 bytes a worker, not the 104 of all sums: a one-worker
+	 * controller per satlink session pays for 64 of them)
+	 */
+	struct {
+		uint64_t rsc;         /* SGW_XCP_S_RSC */
+		uint64_t xbytes;      /* SGW_XCP_S_XBYTES */
+	} wbase[SGW_XCP_MAX_WORKERS];
 };
 
 /*
