@@ -296,7 +296,10 @@ tb__nsname() {
 	hub) echo "$TB_NS_HUB" ;;
 	emu) echo "$TB_NS_EMU" ;;
 	term) echo "$TB_NS_TERM" ;;
-	*) tb_fail "unknown namespace '$1' (fh, gw or mh; chain: fh, hub, emu, term, mh)" ;;
+	termb) echo "$TB_NS_TERMB" ;; # tb_topology_chain_sites only (termb, mhb, br)
+	mhb) echo "$TB_NS_MHB" ;;
+	br) echo "$TB_NS_BR" ;;
+	*) tb_fail "unknown namespace '$1' (fh, gw or mh; chain: fh, hub, emu, term, mh; chain_sites: also termb, mhb, br)" ;;
 	esac
 }
 
@@ -673,8 +676,8 @@ tb__box_ifs() {
 	case "$1" in
 	hub) echo "terr0 sat0" ;;
 	emu) echo "hub0 term0" ;;
-	term) echo "sat0 lan0" ;;
-	*) tb_fail "unknown box '$1' (hub, emu or term)" ;;
+	term | termb) echo "sat0 lan0" ;;
+	*) tb_fail "unknown box '$1' (hub, emu, term; chain_sites: termb)" ;;
 	esac
 }
 
@@ -699,6 +702,72 @@ tb__topology_chain() {
 	tb_ns mh ip neigh replace "$TB_GW_MH" lladdr "$TB_MAC_TL" nud permanent dev mh0
 	tb_ns mh ip route add 10.10.0.0/24 via "$TB_GW_MH" dev mh0
 	tb_log "topology chain: fh $TB_IP_FH <-> [hub] <-> [emu] <-> [term] <-> mh $TB_IP_MH (namespaces $TB_NS_FH $TB_NS_HUB $TB_NS_EMU $TB_NS_TERM $TB_NS_MH)"
+}
+
+# ---------------------------------------------------------------------------
+# Two sites behind one hub (tb_topology_chain_sites; test_xcp_sites.sh): the
+# chain, with the emulator's terminal side on a Linux bridge (namespace br,
+# no STP, no addresses) that joins it to two terminal boxes, term (site A,
+# as in the chain) and termb (site B, its own MACs and prefix):
+#
+#   fh0 --- terr0 [hub] sat0 --- hub0 [emu] term0 --- e0 \
+#                                                     [br0] a0 --- sat0 [term]  lan0 --- mh0  (10.20.1.1)
+#                                                           b0 --- sat0 [termb] lan0 --- mhb0 (10.20.2.1)
+#
+# A satellite forward link is a broadcast medium: the hub's frames (satlink
+# peer_mac broadcast) reach both terminals, each keeps its own terminal id's.
+# The terminals send to the hub's sat0 MAC, which the bridge has learnt on e0
+# (the emulator passes frames untouched). fh routes 10.20.1.0/24 and
+# 10.20.2.0/24 via its gateway; mhb routes 10.10.0.0/24 via 10.20.2.254
+# (permanent neighbour: termb's lan0). The caller sets TB_NS_TERMB, TB_NS_MHB
+# and TB_NS_BR (defaults below) before calling, like the other TB_NS_* names.
+TB_MAC_TSB=02:00:00:00:05:01    # termb's sat0 (net_af_packet0), on the bridge
+TB_MAC_TLB=02:00:00:00:06:fe    # termb's lan0 (net_af_packet1): mhb's gateway
+TB_MAC_MHB=02:00:00:00:06:01    # mhb0, site B's host
+TB_MAC_BR_E=02:00:00:00:07:0e   # the bridge's ports: to the emulator,
+TB_MAC_BR_A=02:00:00:00:07:0a   # to term,
+TB_MAC_BR_B=02:00:00:00:07:0b   # to termb
+TB_IP_MHB=10.20.2.1
+TB_GW_MHB=10.20.2.254
+
+tb_topology_chain_sites() {
+	local ns
+	TB_MODE=chain
+	TB_BOXES=(hub emu term termb)
+	: "${TB_NS_TERMB:=sgwe2e-termb-$TB_ID}" "${TB_NS_MHB:=sgwe2e-mhb-$TB_ID}" "${TB_NS_BR:=sgwe2e-br-$TB_ID}"
+	for ns in "$TB_NS_FH" "$TB_NS_HUB" "$TB_NS_EMU" "$TB_NS_BR" "$TB_NS_TERM" "$TB_NS_TERMB" \
+		"$TB_NS_MH" "$TB_NS_MHB"; do
+		tb__mkns "$ns"
+	done
+	tb__veth "$TB_NS_FH" fh0 "$TB_MAC_FH" "$TB_NS_HUB" terr0 "$TB_MAC_GT"
+	tb__veth "$TB_NS_HUB" sat0 "$TB_MAC_HS" "$TB_NS_EMU" hub0 "$TB_MAC_EH"
+	tb__veth "$TB_NS_EMU" term0 "$TB_MAC_ET" "$TB_NS_BR" e0 "$TB_MAC_BR_E"
+	tb__veth "$TB_NS_BR" a0 "$TB_MAC_BR_A" "$TB_NS_TERM" sat0 "$TB_MAC_TS"
+	tb__veth "$TB_NS_BR" b0 "$TB_MAC_BR_B" "$TB_NS_TERMB" sat0 "$TB_MAC_TSB"
+	tb__veth "$TB_NS_TERM" lan0 "$TB_MAC_TL" "$TB_NS_MH" mh0 "$TB_MAC_MH"
+	tb__veth "$TB_NS_TERMB" lan0 "$TB_MAC_TLB" "$TB_NS_MHB" mhb0 "$TB_MAC_MHB"
+	tb_ns br ip link add br0 type bridge stp_state 0 forward_delay 0 mcast_snooping 0 ||
+		tb_fail "cannot create the bridge in $TB_NS_BR"
+	for ns in e0 a0 b0; do
+		tb_ns br ip link set "$ns" master br0
+	done
+	tb_ns br ip link set br0 up
+	# The boxes' and the bridge's kernels stay out of the way: no addresses, no forwarding.
+	for ns in hub emu term termb br; do
+		tb_ns "$ns" sysctl -qw net.ipv4.ip_forward=0 >/dev/null
+	done
+	TB_DST_MH=$TB_IP_MH
+	tb_ns fh ip addr add "$TB_IP_FH/24" dev fh0
+	tb_ns mh ip addr add "$TB_IP_MH/24" dev mh0
+	tb_ns mhb ip addr add "$TB_IP_MHB/24" dev mhb0
+	tb_ns fh ip neigh replace "$TB_GW_FH" lladdr "$TB_MAC_GT" nud permanent dev fh0
+	tb_ns fh ip route add 10.20.1.0/24 via "$TB_GW_FH" dev fh0
+	tb_ns fh ip route add 10.20.2.0/24 via "$TB_GW_FH" dev fh0
+	tb_ns mh ip neigh replace "$TB_GW_MH" lladdr "$TB_MAC_TL" nud permanent dev mh0
+	tb_ns mh ip route add 10.10.0.0/24 via "$TB_GW_MH" dev mh0
+	tb_ns mhb ip neigh replace "$TB_GW_MHB" lladdr "$TB_MAC_TLB" nud permanent dev mhb0
+	tb_ns mhb ip route add 10.10.0.0/24 via "$TB_GW_MHB" dev mhb0
+	tb_log "topology chain_sites: fh $TB_IP_FH <-> [hub] <-> [emu] <-> bridge <-> [term] <-> mh $TB_IP_MH, [termb] <-> mhb $TB_IP_MHB"
 }
 
 tb_box_prefix() { echo "$TB_PREFIX-$1"; }
