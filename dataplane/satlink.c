@@ -241,6 +241,23 @@ take_epoch(void)
 	return e;
 }
 
+/*
+ * The pacer's low-water mark for frames of fs payload bytes: SL_PACER_LOW_NS
+ * of line time (at least 8 frames) kept waiting for the line. pace() redoes
+ * it when frame_size_adapt changes the size: the same line time in shorter
+ * frames is more of them (at 100 Mbit/s, 17 frames of 1400 bytes or 40 of
+ * 560).
+ */
+static void
+pq_low_set(struct sgw_sl_sess *ss, uint16_t fs)
+{
+	uint64_t frame_ns = (uint64_t)(fs + SL_FRAME_OVERHEAD + RTE_ETHER_HDR_LEN) * 8u *
+		ss->ns_per_kbit / 1000000u;
+
+	ss->pq_fs = fs;
+	ss->pq_low = (uint32_t)RTE_MAX(8ull, SL_PACER_LOW_NS / RTE_MAX(frame_ns, 1ull));
+}
+
 static int
 sess_init(struct sgw_dp *dp, struct sgw_sl *sl, const struct sgw_policy *pol,
 	  struct sgw_sl_sess *ss, const struct sgw_terminal *t,
@@ -302,9 +319,7 @@ sess_init(struct sgw_dp *dp, struct sgw_sl *sl, const struct sgw_policy *pol,
 	ss->pq = rte_zmalloc("sgw_sl_pq", sizeof(*ss->pq) * ss->pqr.cap, RTE_CACHE_LINE_SIZE);
 	ss->pq_tag = rte_zmalloc("sgw_sl_pqt", sizeof(*ss->pq_tag) * ss->pqr.cap,
 				 RTE_CACHE_LINE_SIZE);
-	/* Keep SL_PACER_LOW_NS of full frames (at least 8) waiting for the line. */
-	ss->pq_low = (uint32_t)RTE_MAX(8ull, rate / 8u * SL_PACER_LOW_NS / 1000000000ull /
-				       (sc->frame_size + SL_FRAME_OVERHEAD + RTE_ETHER_HDR_LEN));
+	pq_low_set(ss, sc->frame_size);
 	sgw_ring_init(&ss->fqr, sc->send_queue);
 	ss->fq = rte_zmalloc("sgw_sl_fq", sizeof(*ss->fq) * ss->fqr.cap, RTE_CACHE_LINE_SIZE);
 	if (ss->arq == NULL || ss->pq == NULL || ss->pq_tag == NULL || ss->fq == NULL) {
@@ -529,6 +544,7 @@ publish(struct sgw_sl_sess *ss)
 	p->peer_epoch = sgw_arq_peer_epoch(ss->arq);
 	p->send_window = sgw_arq_send_window(ss->arq);
 	p->pacer_held = sgw_ring_count(&ss->pqr);
+	p->pacer_low = ss->pq_low;
 	p->queue_held = sgw_ring_count(&ss->fqr);
 	sgw_arq_get_stats(ss->arq, &p->arq);
 	if (ss->cc != NULL)
@@ -727,6 +743,8 @@ static void
 pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
      struct sgw_sl_sess *ss)
 {
+	if (sgw_arq_frag_size(ss->arq) != ss->pq_fs)
+		pq_low_set(ss, sgw_arq_frag_size(ss->arq));
 	pace_send(w, s, sl, ss);
 	while (!sgw_ring_empty(&ss->fqr)) {
 		struct sgw_arq_out *out;
@@ -1457,6 +1475,7 @@ sgw_sl_session_fields(const struct sgw_sl_pub *p, sgw_kv_fn fn, void *ctx)
 	F("frames_tx_ctrl", p->frames_tx_ctrl);
 	F("frames_rx", p->frames_rx);
 	F("pacer_held", p->pacer_held);
+	F("pacer_low", p->pacer_low);
 	F("queue_held", p->queue_held);
 	F("tx_frames", a->tx_frames);
 	F("tx_retx", a->tx_retx);

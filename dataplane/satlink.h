@@ -71,6 +71,7 @@ struct sgw_sl_pub {
 	uint32_t peer_epoch;
 	uint32_t send_window;
 	uint32_t pacer_held;
+	uint32_t pacer_low;             /* the pacer's low-water mark now, frames */
 	uint32_t queue_held;            /* reliable packets in the feed queue */
 	struct sgw_arq_stats arq;
 	struct sgw_slcrypto_stats crypto;
@@ -97,6 +98,7 @@ struct sgw_sl_sess {
 	bool pace_idle;                 /* pacer and feed queue were empty: nothing owed */
 	struct sgw_ring pqr;            /* which slots of pq are held */
 	uint32_t pq_low;                /* feed the ARQ while the pacer holds fewer frames */
+	uint16_t pq_fs;                 /* the frame size pq_low was computed for */
 	struct rte_mbuf **pq;           /* built frames waiting for the line */
 	uint64_t *pq_tag;               /* beside pq: reliable DATA's seq << 32 | order, or ~0 */
 	struct sgw_ring fqr;            /* which slots of fq are held */

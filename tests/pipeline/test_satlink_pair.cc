@@ -77,6 +77,7 @@ protected:
 	uint32_t site_id = 1001;   /* the terminal the terminal dataplane is */
 	uint32_t hub_workers = 1;
 	std::string extra_terminals; /* more terminals at the hub */
+	uint64_t forward_bps = 20000000;  /* satlink's forward rate (both ends) */
 
 	void SetUp() override
 	{
@@ -137,7 +138,8 @@ protected:
 
 	std::string satlink(const std::string &extra) const
 	{
-		return "satlink: {port: sat, forward_rate_bps: 20000000, return_rate_bps: 2000000, "
+		return "satlink: {port: sat, forward_rate_bps: " + std::to_string(forward_bps) +
+		       ", return_rate_bps: 2000000, "
 		       "rtt_ms: 110" + extra + "}\n";
 	}
 
@@ -579,6 +581,31 @@ TEST_F(SatlinkPair, FrameSizeFollowsBitErrors)
  * find it). Scope session: the session's controller; scope carrier: worker 0's
  * controller, from the owner's samples.
  */
+/*
+ * The pacer is kept fed with 2 ms of line (at least 8 frames): at 100 Mbit/s
+ * 17 frames of 1400 bytes; once bit errors shrink the frames, more of them
+ * (the same 2 ms), and pacer_low says how many.
+ */
+TEST_F(SatlinkPair, PacerLowWaterFollowsTheFrameSize)
+{
+	forward_bps = 100000000;
+	start(hub_yaml(), term_yaml());
+	std::mt19937_64 rng(5);
+	double ber = 3e-5;
+	bit_errors(&ber, &rng);
+	run_until(300000000);
+	ASSERT_EQ(session(hub.get()).state, SGW_ARQ_UP);
+	/* a frame's line time counts 64 bytes besides its payload: Ethernet 14,
+	 * satlink's header 22 and the AES-GCM room 28 (satlink.c's frame bound) */
+	EXPECT_EQ(session(hub.get()).pacer_low, 2000000u / ((1400 + 64) * 80));  /* 17 */
+	mixed_burst(0, 4000);
+	/* the mark is redone when the pacer is next fed: a few more packets */
+	mixed_burst(4000, 4);
+	const uint32_t fs = session(hub.get()).arq.frag_size_now;
+	ASSERT_LT(fs, 700u);
+	EXPECT_EQ(session(hub.get()).pacer_low, 2000000u / ((fs + 64) * 80)) << "frames of " << fs;
+}
+
 TEST_F(SatlinkPair, XcpCapacityFollowsTheFrameSize)
 {
 	xcp_capacity_follows("xcp: {enabled: true}\n");
