@@ -97,6 +97,7 @@ static const char *const ctr_names[SGW_SLD__COUNT] = {
 	[SGW_SLD_DELIVER_OTHER_CHANNEL] = "deliver_other_channel",
 	[SGW_SLD_DELIVER_CHAIN_FAIL] = "deliver_chain_fail",
 	[SGW_SLD_DELIVER_FULL] = "deliver_full",
+	[SGW_SLD_RX_OTHER_TERMINAL] = "rx_other_terminal",
 };
 
 #define SL(dp) sgw_sl_of(dp)
@@ -154,6 +155,7 @@ static const char *const sl_cons_names[SGW_SL_CONS__COUNT] = {
 	[SGW_SL_CONS_MERGED] = "satlink_fragments_merged",
 	[SGW_SL_CONS_DUPS] = "satlink_duplicates",
 	[SGW_SL_CONS_CHANNEL] = "satlink_channel_msgs_delivered",
+	[SGW_SL_CONS_OTHER_TERMINAL] = "satlink_other_terminal",
 };
 
 int
@@ -1315,6 +1317,25 @@ sl_prepare(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *
 	}
 }
 
+/*
+ * A terminal on a shared forward link (the hub's peer_mac broadcast, or a beam
+ * that carries every terminal's frames) sees the other terminals' frames: a
+ * well-formed header naming another terminal id is not for this end, and no
+ * loss (rx_other_terminal, consumed). At a hub a terminal id it does not know
+ * stays rx_no_session.
+ */
+static bool
+other_terminal(const struct sgw_snapshot *s, const struct rte_mbuf *m, uint16_t l3_off)
+{
+	struct sgw_satlink_hdr h;
+
+	if (s->pol.role != SGW_ROLE_TERMINAL || rte_pktmbuf_data_len(m) < l3_off)
+		return false;
+	return sgw_satlink_parse_hdr(rte_pktmbuf_mtod_offset(m, const uint8_t *, l3_off),
+				     rte_pktmbuf_data_len(m) - l3_off, &h) == SGW_SL_OK &&
+	       h.terminal_id != s->pol.satlink.terminal_id;
+}
+
 /* The satlink class of a burst: frames from the far end, to their sessions. */
 static void
 sl_burst(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m,
@@ -1329,6 +1350,12 @@ sl_burst(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf **m
 
 		if (pm->pidx != sl->pidx) {
 			lose(w, SGW_SLD_RX_WRONG_PORT, m[i]);
+			continue;
+		}
+		if (pm->obj < 0 && other_terminal(s, m[i], pm->info.l3_off)) {
+			SLW(w)->ctr[SGW_SLD_RX_OTHER_TERMINAL]++;
+			SLW(w)->cons[SGW_SL_CONS_OTHER_TERMINAL]++;
+			rte_pktmbuf_free(m[i]);
 			continue;
 		}
 		if (pm->obj < 0 || sl->sess[pm->obj].owner != w->idx) {

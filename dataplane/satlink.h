@@ -62,6 +62,7 @@ enum sgw_sld_ctr {
 	SGW_SLD_DELIVER_OTHER_CHANNEL,  /* channel != 0: no upper layer for it yet */
 	SGW_SLD_DELIVER_CHAIN_FAIL,     /* could not assemble the fragments */
 	SGW_SLD_DELIVER_FULL,           /* the delivery queue was full */
+	SGW_SLD_RX_OTHER_TERMINAL,      /* a terminal: another terminal's frame: no loss */
 	SGW_SLD__COUNT
 };
 
@@ -163,6 +164,7 @@ enum sgw_sl_cons {
 	SGW_SL_CONS_MERGED,             /* received fragments merged into their packet's first */
 	SGW_SL_CONS_DUPS,               /* received DATA frames the session already had */
 	SGW_SL_CONS_CHANNEL,            /* messages of channels != 0 handed to chan_rx */
+	SGW_SL_CONS_OTHER_TERMINAL,     /* a terminal: other terminals' frames, freed unread */
 	SGW_SL_CONS__COUNT
 };
 
