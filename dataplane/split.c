@@ -106,6 +106,7 @@ struct sp_worker {
 	uint64_t orig[2];
 	uint64_t cons[1];
 	uint64_t rwc_done[11];          /* PETRA/ACKRES: freed halves' rwc stats (rwc_fold) */
+	uint32_t occ_max_done;          /* the highest relay occupancy of freed halves */
 	/*
 	 * Scale (docs/tcp-split.md "Scale"): the PETRA / ACKRES controls out of
 	 * the half, slot i for half i, allocated only when the section's rwnd
@@ -540,6 +541,9 @@ half_free(struct sp_worker *x, struct sp_obj *o)
 	uint32_t idx = idx_of(x, o), id;
 
 	rwc_fold(x, o);
+	__atomic_store_n(&x->occ_max_done,
+			 RTE_MAX(x->occ_max_done, RTE_MAX(sp->rx.occ_max, sp->tx.occ_max)),
+			 __ATOMIC_RELAXED);
 
 	for (id = 0; id < SGW_TCP_T__COUNT; id++)
 		sgw_tev_stop(w->tw, &sp->tcp.tw[id]);
@@ -1707,19 +1711,22 @@ split_account(const struct sgw_dp *dp, uint64_t *orig, uint64_t *cons)
  * gauge for telemetry (seed 003's buffer traces, tests/e2e/split_seed003.sh).
  * A scan of the pool from the telemetry thread while the worker runs: each
  * relay's head and tail are loaded once, so it is a snapshot of each relay,
- * not of the worker. Only on a telemetry read or the exit report.
+ * not of the worker. Only on a telemetry read or the exit report. *occ_max:
+ * the highest occupancy one relay has reached, live or freed.
  */
 static void
-split_occupancy(const struct sgw_dp *dp, uint64_t occ[2])
+split_occupancy(const struct sgw_dp *dp, uint64_t occ[2], uint32_t *occ_max)
 {
 	uint32_t i, k;
 
 	occ[0] = occ[1] = 0;
+	*occ_max = 0;
 	for (i = 0; i < dp->n_workers; i++) {
 		const struct sp_worker *x;
 
 		if (dp->workers[i] == NULL || (x = SPW(dp->workers[i])) == NULL)
 			continue;
+		*occ_max = RTE_MAX(*occ_max, __atomic_load_n(&x->occ_max_done, __ATOMIC_RELAXED));
 		for (k = 0; k < x->pool.cap; k++) {
 			uint32_t nx = __atomic_load_n(&x->pool.next[k], __ATOMIC_RELAXED);
 			const struct sgw_split *sp;
@@ -1728,6 +1735,9 @@ split_occupancy(const struct sgw_dp *dp, uint64_t occ[2])
 			if (nx < x->pool.cap || nx == SGW_POOL_NONE)
 				continue;
 			sp = sgw_pool_get(&x->pool, k);
+			*occ_max = RTE_MAX(*occ_max,
+					   RTE_MAX(__atomic_load_n(&sp->rx.occ_max, __ATOMIC_RELAXED),
+						   __atomic_load_n(&sp->tx.occ_max, __ATOMIC_RELAXED)));
 			occ[0] += (uint32_t)(__atomic_load_n(&sp->rx.tail, __ATOMIC_RELAXED) -
 					     __atomic_load_n(&sp->rx.head, __ATOMIC_RELAXED));
 			occ[1] += (uint32_t)(__atomic_load_n(&sp->tx.tail, __ATOMIC_RELAXED) -
@@ -1795,6 +1805,7 @@ split_rwc_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void *ctx)
 		fn(ctx, sp_rwc_fields[j].name, v[j]);
 	fn(ctx, "leg_rx_clipped", split_leg_ctr(dp, SGW_TCP_C_RX_CLIPPED));
 	fn(ctx, "leg_out_of_window", split_leg_ctr(dp, SGW_TCP_C_OUT_OF_WINDOW));
+	fn(ctx, "leg_zero_windows", split_leg_ctr(dp, SGW_TCP_C_ZERO_WND_OUT));
 }
 
 /* Every counter by name: the stage's, its bypass reasons, the halves' (lib). */
@@ -1802,7 +1813,7 @@ static void
 split_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void *ctx)
 {
 	uint64_t relay = 0, occ[2];
-	uint32_t i;
+	uint32_t i, occ_max;
 	int k;
 
 	fn(ctx, "connections_open", sgw_split_dp_open(dp));
@@ -1811,9 +1822,10 @@ split_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void *ctx)
 			relay += __atomic_load_n(&SPW(dp->workers[i])->relay_used,
 						 __ATOMIC_RELAXED);
 	fn(ctx, "relay_bytes", relay);
-	split_occupancy(dp, occ);
+	split_occupancy(dp, occ, &occ_max);
 	fn(ctx, "relay_occ_rx", occ[0]);
 	fn(ctx, "relay_occ_tx", occ[1]);
+	fn(ctx, "relay_occ_max", occ_max);
 	for (k = 0; k < SGW_SPD__COUNT; k++)
 		fn(ctx, sp_ctr_names[k], sgw_split_dp_ctr(dp, (enum sgw_spd_ctr)k));
 	for (k = 0; k < SGW_SPD_BYP__COUNT; k++)

@@ -365,6 +365,7 @@ enum sgw_tcp_ctr {
 	SGW_TCP_C_KEEPALIVE_ABORT, /* keepalive probes unanswered: RST sent */
 	SGW_TCP_C_SB_NOMEM,       /* ACKs whose SACK blocks were ignored: no scoreboard free */
 	SGW_TCP_C_SB_NOMEM_RECOVERY, /* loss recoveries run NewReno: no scoreboard free */
+	SGW_TCP_C_ZERO_WND_OUT,   /* segments that advertised a zero window (buffer full) */
 	SGW_TCP_C__COUNT
 };
 

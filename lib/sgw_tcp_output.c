@@ -85,6 +85,7 @@ static const char *const ctr_names[SGW_TCP_C__COUNT] = {
 	[SGW_TCP_C_KEEPALIVE_ABORT] = "keepalive_abort",
 	[SGW_TCP_C_SB_NOMEM] = "sb_nomem",
 	[SGW_TCP_C_SB_NOMEM_RECOVERY] = "sb_nomem_recovery",
+	[SGW_TCP_C_ZERO_WND_OUT] = "zero_windows_out",
 };
 
 const char *
@@ -373,8 +374,11 @@ emit(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now, struct sgw_
 	s->dport = c->dport;
 	if (s->flags & SGW_TCP_F_ACK) {
 		s->ack = c->rcv_nxt;
-		if (!(s->flags & SGW_TCP_F_SYN))
+		if (!(s->flags & SGW_TCP_F_SYN)) {
 			s->win = (uint16_t)tcp_rcv_window(st, c, 0);
+			if (s->win == 0 && !(s->flags & SGW_TCP_F_RST))
+				st->ctr[SGW_TCP_C_ZERO_WND_OUT]++;
+		}
 		c->last_ack_sent = c->rcv_nxt;
 		/* every ACK carries what a delayed one would have said */
 		c->flags &= ~(uint32_t)(SGW_TCP_CF_ACK_NOW | SGW_TCP_CF_DELACK);

@@ -809,6 +809,17 @@ SplitStage::BothWays()
 		EXPECT_EQ(memcmp(&ip[16], SERVER_IP, 4), 0);
 	EXPECT_EQ(sgw_split_dp_lib_ctr(term.get(), SGW_SPLIT_C_RELAY_CLIPPED), 0u);
 	EXPECT_EQ(sgw_split_dp_lib_ctr(hub.get(), SGW_SPLIT_C_RELAY_CLIPPED), 0u);
+	/*
+	 * RWND: the server sends 300 KB at once into a 64 KB relay; the hub's leg
+	 * held it off with its window (no byte clipped), so the relay's highest
+	 * occupancy (relay_occ_max, kept past the half's end) came near its size
+	 * and never past it. (The window shrank to less than a segment, never to
+	 * 0: the sender keeps the last few hundred bytes back, leg_zero_windows 0.)
+	 */
+	uint64_t occ_max = 0;
+	ASSERT_EQ(sgw_split_dp_field(hub.get(), "relay_occ_max", &occ_max), 0);
+	EXPECT_GT(occ_max, 65536u - 1460u);
+	EXPECT_LE(occ_max, 65536u);
 	EXPECT_GT(sgw_split_dp_lib_ctr(term.get(), SGW_SPLIT_C_DATA_BYTES_OUT), 99999u);
 
 	/* Past TIME-WAIT (2 MSL, 60 s) every half is freed. */

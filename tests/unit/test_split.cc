@@ -1276,14 +1276,17 @@ TEST(SplitRelay, AntiFreezeRecoversLostWindowUpdate)
 	}));
 	EXPECT_EQ(drops, 3);
 	EXPECT_GE(sim.term.env.ctr[SGW_SPLIT_C_ANTI_FREEZE], 1u);
+	// each of the three dropped updates followed a zero window the leg sent
+	EXPECT_GE(sim.term.st.ctr[SGW_TCP_C_ZERO_WND_OUT], 3u);
 	EXPECT_EQ(sim.ServerApp(40020)->rx_bad, 0u);
 	EXPECT_EQ(sim.term.st.ctr[SGW_TCP_C_RX_CLIPPED], 0u);  // RWND: nothing beyond the relay
 	sgw_split *sp = sim.Split(sim.term, 40020);
 	EXPECT_EQ(sp->rx.overflows, 0u);
 	EXPECT_EQ(c->rx_bad, 0u);
-	printf("anti-freeze updates %llu, client persist probes %llu, zero windows seen\n",
+	printf("anti-freeze updates %llu, client persist probes %llu, zero windows sent %llu\n",
 	       (unsigned long long)sim.term.env.ctr[SGW_SPLIT_C_ANTI_FREEZE],
-	       (unsigned long long)sim.client.st.ctr[SGW_TCP_C_PERSIST_PROBES]);
+	       (unsigned long long)sim.client.st.ctr[SGW_TCP_C_PERSIST_PROBES],
+	       (unsigned long long)sim.term.st.ctr[SGW_TCP_C_ZERO_WND_OUT]);
 }
 
 // The three schemes on the terminal's leg, an upload into a slow satellite:

@@ -1261,6 +1261,7 @@ TEST(TcpDrill, ReceiverZeroWindowThenUpdate)
 	d.In(SGW_TCP_F_ACK, 9001, 1001, 65535, 1000);
 	d.Out(SGW_TCP_F_ACK, 1001, 9001, 0);
 	EXPECT_EQ(d.e.inorder, 4000u);
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_ZERO_WND_OUT], 2u) << "both ACKs with window 0 counted";
 	// the application reads 500: below the SWS threshold (min(MSS, buf/2)), no update
 	d.e.read += 500;
 	sgw_tcp_out o;
@@ -1272,6 +1273,7 @@ TEST(TcpDrill, ReceiverZeroWindowThenUpdate)
 	sgw_tcp_rx_consumed(&d.e.st, &d.e.c, d.now, &o);
 	d.Out(SGW_TCP_F_ACK, 1001, 9001, 1500);
 	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_WND_UPDATES], 1u);
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_ZERO_WND_OUT], 2u);
 }
 
 TEST(TcpDrill, PawsRejectsOldTimestamp)
