@@ -19,7 +19,8 @@
 #      sha256 equal, both split (opened counts them, no bypass).
 #   3. The emulator restarted with chain-emulator-ber.yaml (BER 1e-5 forward, the
 #      satlink sessions stay up): a download and an upload (end-to-end), a
-#      download with the spoofed handshake, a server that resets its connection
+#      download with the spoofed handshake, the IPv6 download and upload, a
+#      server that resets its connection
 #      after 1 MB (SO_LINGER 0): the client gets ECONNRESET after a correct
 #      prefix of the file, never other bytes. Every one of these was split
 #      (telemetry: opened == connections, no bypass). Then SPLIT_CONNS (100)
@@ -260,6 +261,10 @@ tb_log "phase 2: BER 1e-5 forward (chain-emulator-ber.yaml)"
 client get5 "$PORT_E2E" get 1 "$TB_DIR/big.bin" 90 srv >&2
 client put5 "$PORT_E2E" put 1 "$TB_DIR/up.bin" 90 srv >&2
 client spoof5 "$PORT_SPOOF" get 1 "$TB_DIR/big.bin" 90 spoof >&2
+# IPv6 at BER 1e-5 too: the same download and upload as phase 1's, split (the
+# opened == connections check below counts them).
+client get65 "$PORT6" get 1 "$TB_DIR/big.bin" 90 srv6 "$FH6" "$MH6" >&2
+client put65 "$PORT6" put 1 "$TB_DIR/up.bin" 90 srv6 "$FH6" "$MH6" >&2
 # While the server's sockets of the last download still exist (TIME-WAIT), ss on fh
 # names the client's address as their peer.
 tb_ns fh "${SX[@]}" ss-peers --port "$PORT_SPOOF" >"$TB_DIR/ss.txt"
