@@ -12,9 +12,11 @@
 # (split_*.yaml with idle_timeout_ms 20 s, and server ports 9100-9199 forwarded
 # rather than split, for comparison).
 #   1. Outage: the emulator runs split_faults_emulator_outage.yaml (BER 0, 10 s
-#      outage both ways every 30 s from 15 s). An 8 MB download starts 3 s
-#      before a window (emulator clock); 1 s into the window it is connected
-#      and not complete (else again at the next window, once): it completes, sha256 equal, no reset; the emulator dropped frames of it in
+#      outage both ways every 30 s from 15 s). An 8 MB download and, beside
+#      it, a 4 MB IPv6 upload (mh fd00:20:1::1 -> fh fd00:10::1) start 3 s
+#      before a window (emulator clock); 1 s into the window both are
+#      connected and not complete (else again at the next window, once):
+#      both complete, sha256 equal, no reset; the emulator dropped frames in
 #      both directions; neither satlink session went down or saw a restart;
 #      no half aborted, no relay overflow (relay_clipped 0).
 #   Then the emulator runs split_emulator_clean.yaml (no outage) for the rest.
@@ -69,6 +71,10 @@ tb_init "${1:-}"
 TB_NS_FH="sf-fh-$TB_ID" TB_NS_MH="sf-mh-$TB_ID" TB_NS_HUB="sf-hub-$TB_ID"
 TB_NS_EMU="sf-emu-$TB_ID" TB_NS_TERM="sf-term-$TB_ID" TB_PREFIX="sf-$TB_ID"
 tb_topology chain
+# IPv6 on fh and mh too (the policies route fd00:10::/64 and fd00:20:1::/64):
+# phase 1 runs an IPv6 upload beside the IPv4 download.
+tb_chain_ipv6
+FH6=$TB_IP6_FH
 CH=("$TB_PY" "$TB_E2E_DIR/chain.py")
 
 for f in "$HUB_POL" "$TERM_POL" "$EMU_OUTAGE" "$EMU_CLEAN"; do
@@ -134,9 +140,9 @@ tb_log "an echo crossed hub - emulator - terminal (satlink session up)"
 # serve NAME PORT FILE: split_xfer.py's server on fh (GET, PUT); its log of
 # finished connections in $TB_DIR/NAME.jsonl.
 serve() {
-	local name=$1 port=$2 file=$3 _
+	local name=$1 port=$2 file=$3 bind=${4:-$TB_IP_FH} _
 	rm -f "$TB_DIR/$name.ready"
-	tb_bg fh "$name" "$TB_PY" "$TB_E2E_DIR/split_xfer.py" serve --bind "$TB_IP_FH" --port "$port" \
+	tb_bg fh "$name" "$TB_PY" "$TB_E2E_DIR/split_xfer.py" serve --bind "$bind" --port "$port" \
 		--file "$file" --log "$TB_DIR/$name.jsonl" --ready "$TB_DIR/$name.ready" --timeout 300
 	SRV_PID[$name]=$TB_LAST_PID
 	for _ in $(seq 1 100); do [ -e "$TB_DIR/$name.ready" ] && return 0; sleep 0.05; done
@@ -145,13 +151,14 @@ serve() {
 }
 declare -A SRV_PID=() CL_PID=()
 
-# cl_start NAME PORT OP FILE [STALL]: split_fault_client.py on mh in the
-# background (its own deadline STALL, default SF_STALL); its result in
-# $TB_DIR/NAME.json, its progress in $TB_DIR/NAME.prog.
+# cl_start NAME PORT OP FILE [STALL [HOST]]: split_fault_client.py on mh in
+# the background (its own deadline STALL, default SF_STALL; the server at HOST,
+# default fh's IPv4 address); its result in $TB_DIR/NAME.json, its progress in
+# $TB_DIR/NAME.prog.
 cl_start() {
-	local name=$1 port=$2 op=$3 file=$4 stall=${5:-$SF_STALL}
+	local name=$1 port=$2 op=$3 file=$4 stall=${5:-$SF_STALL} host=${6:-$TB_IP_FH}
 	rm -f "$TB_DIR/$name.json" "$TB_DIR/$name.prog"
-	tb_bg mh "$name" "$TB_PY" "$TB_E2E_DIR/split_fault_client.py" --host "$TB_IP_FH" --port "$port" \
+	tb_bg mh "$name" "$TB_PY" "$TB_E2E_DIR/split_fault_client.py" --host "$host" --port "$port" \
 		--op "$op" --file "$file" --result "$TB_DIR/$name.json" --progress "$TB_DIR/$name.prog" \
 		--stall "$stall" --timeout 30
 	CL_PID[$name]=$TB_LAST_PID
@@ -207,7 +214,10 @@ serve srv "$PORT" "$TB_DIR/big.bin"
 serve plain "$PORT_PLAIN" "$TB_DIR/big.bin"
 PORT_SMALL=$((PORT + 1))
 serve small "$PORT_SMALL" "$TB_DIR/small.bin"
+PORT6=$((PORT + 3))
+serve srv6 "$PORT6" "$TB_DIR/big.bin" "$FH6"
 FILE_B=$((SF_FILE_KB * 1024))
+UP_B=$((SF_UP_KB * 1024))
 
 # ---- 1. a 10 s outage mid-download ---------------------------------------------------
 if [ "${SF_SKIP_OUTAGE:-0}" != 1 ]; then
@@ -222,17 +232,26 @@ for try in 1 2; do
 		--timeout 60 >/dev/null
 	read -r f0 r0 < <("${CH[@]}" drops "$emu")
 	cl_start outage "$PORT" get "$TB_DIR/big.bin"
+	cl_start outage6 "$PORT6" put "$TB_DIR/up.bin" "$SF_STALL" "$FH6"
 	now=$("${CH[@]}" wait-clock "$emu" "$(awk -v w="$win" 'BEGIN { printf "%.3f", w + 1 }')" --timeout 60)
 	at=$(cl_bytes outage)
-	tb_log "  emulator clock $now s (window $win-$(awk -v w="$win" 'BEGIN { print w + 10 }') s): the client has $at of $FILE_B bytes"
+	at6=$(cl_bytes outage6)
+	tb_log "  emulator clock $now s (window $win-$(awk -v w="$win" 'BEGIN { print w + 10 }') s): the client has $at of $FILE_B bytes; the IPv6 upload sent $at6 of $UP_B"
 	cl_done outage 120
+	cl_done outage6 120
 	read -r f1 r1 < <("${CH[@]}" drops "$emu")
-	[ "$at" -lt 0 ] || [ "$at" -ge "$FILE_B" ] || break
-	tb_log "  the download was not connected, or already complete, 1 s into the outage: again, at the next window"
-	[ "$try" -lt 2 ] || tb_fail "two downloads, and neither was under way in an outage window"
+	if [ "$at" -ge 0 ] && [ "$at" -lt "$FILE_B" ] && [ "$at6" -ge 0 ] && [ "$at6" -lt "$UP_B" ]; then
+		break
+	fi
+	tb_log "  the download or the upload was not connected, or already complete, 1 s into the outage: again, at the next window"
+	[ "$try" -lt 2 ] || tb_fail "two tries, and the download and the upload were not both under way in an outage window"
 done
 cl_check outage 'r["end"] == "eof" and r["complete"]' "the download ran into the outage and completed intact (sha256 equal, the server's FIN, no reset)"
 cl_check outage 'r["seconds"] > 10' "it lasted longer than the outage"
+cl_check outage6 'r["end"] == "eof" and r["complete"]' "the IPv6 upload ran into the outage and completed intact (the server's sha256 equal, its FIN, no reset)"
+cl_check outage6 'r["seconds"] > 10' "it lasted longer than the outage"
+e=$(srv_end srv6 outage6 30)
+[ -z "$e" ] || tb_fail "outage: the IPv6 server's side ended with '$e' (want the client's FIN)"
 [ $((f1 - f0)) -gt 0 ] && [ $((r1 - r0)) -gt 0 ] ||
 	tb_fail "the emulator dropped forward $((f1 - f0)) / return $((r1 - r0)) frames to the outage during the download (want both > 0)"
 tb_log "  ok   the outage dropped $((f1 - f0)) forward and $((r1 - r0)) return frames meanwhile"
