@@ -1230,7 +1230,7 @@ json_kd(void *arg, const char *k, double v)
 {
 	struct json_ctx *j = arg;
 
-	fprintf(j->f, "%s\"%s\": %.6g", j->n++ ? ", " : "", k, v);
+	fprintf(j->f, "%s\"%s\": %.12g", j->n++ ? ", " : "", k, v);
 }
 
 static void
@@ -1303,13 +1303,13 @@ tel_kv(void *ctx, const char *k, uint64_t v)
 	rte_tel_data_add_dict_u64(ctx, k, v);
 }
 
-/* DPDK 22.11 telemetry has no reals: "%.6g" as a string. */
+/* DPDK 22.11 telemetry has no reals: "%.12g" as a string (a capacity to the byte). */
 static void
 tel_kd(void *ctx, const char *k, double v)
 {
 	char b[32];
 
-	snprintf(b, sizeof(b), "%.6g", v);
+	snprintf(b, sizeof(b), "%.12g", v);
 	rte_tel_data_add_dict_string(ctx, k, b);
 }
 
