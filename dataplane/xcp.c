@@ -819,6 +819,7 @@ own_queue(const struct sgw_worker *w, int64_t *delta)
 	const double cfg = frame_eff(xs, 0);
 	uint64_t b = 0;
 	double d = 0.0;
+	uint16_t fs;
 	uint32_t i;
 
 	*delta = 0;
@@ -828,7 +829,9 @@ own_queue(const struct sgw_worker *w, int64_t *delta)
 		if (sl->sess[i].owner != w->idx)
 			continue;
 		b += sgw_sl_queued_bytes(w->dp, i);
-		d += frame_eff(xs, sgw_sl_frame_size(w->dp, i)) - cfg;
+		fs = sgw_sl_frame_size(w->dp, i);
+		if (fs != 0 && fs != xs->frame_size)  /* no division while no size moved */
+			d += frame_eff(xs, fs) - cfg;
 	}
 	*delta = (int64_t)(d * XS_EFF_ONE);
 	return b;
@@ -864,8 +867,13 @@ static void
 aggregate(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
 {
 	uint64_t now = w->now_ns, q = 0;
-	double cap = capacity_of(xs, &s->pol, eff_carrier(xs));
+	double cap;
 	uint32_t i;
+
+	/* Every loop: nothing to do between a queue sample and the interval's end. */
+	if (xs->started && now < xs->next_qsample_ns && now < sgw_xcp_ctl_deadline(&xs->ctl))
+		return;
+	cap = capacity_of(xs, &s->pol, eff_carrier(xs));
 
 	if (!xs->started) {
 		xs->started = true;
