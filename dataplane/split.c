@@ -751,6 +751,33 @@ leg_mss(struct sp_worker *x, bool v6)
 	x->st.conf.mss = v6 ? (uint16_t)(x->mss4 - SP_IPV6_EXTRA) : x->mss4;
 }
 
+/*
+ * An IPv4 leg's MSS: the stack's default (1460), lowered to fit the MTU of
+ * the ports the legs use (a hub's terrestrial ports, a terminal's LAN ports):
+ * a LAN behind a 1400-byte tunnel gets 1360 in the SYN-ACK and segments that
+ * fit, rather than 1460 and ICMP "fragmentation needed" (PMTU discovery
+ * itself, reacting to that ICMP, is not built). Never raised above the
+ * default: jumbo ports keep 1460, which the satellite leg is framed for.
+ */
+static uint16_t
+leg_mss_of_ports(const struct sgw_dp *dp, const struct sgw_policy *pol, uint16_t mss)
+{
+	const uint8_t role = pol->role == SGW_ROLE_HUB ? SGW_PORT_TERRESTRIAL : SGW_PORT_LAN;
+	uint16_t p, mtu;
+
+	for (p = 0; p < pol->n_ports; p++) {
+		if (pol->ports[p].role != role ||
+		    rte_eth_dev_get_mtu(dp->ports[p].port_id, &mtu) != 0 || mtu <= 40u + 536u)
+			continue;
+		if ((uint16_t)(mtu - 40u) < mss) {
+			mss = (uint16_t)(mtu - 40u);
+			SGW_LOG(INFO, "split: legs' MSS %u (IPv4), %u (IPv6): port '%s' MTU %u",
+				mss, mss - SP_IPV6_EXTRA, pol->ports[p].name, mtu);
+		}
+	}
+	return mss;
+}
+
 static void
 bypass(struct sp_worker *x, struct sgw_flow *f, int why)
 {
@@ -1434,6 +1461,7 @@ split_init(struct sgw_dp *dp, const struct sgw_policy *pol)
 	tc.rcv_buf = sp->relay_connection_bytes;
 	sc.rwc.wscale = 0;
 	split_conf_legs(sp, &sc, &tc);
+	tc.mss = leg_mss_of_ports(dp, pol, tc.mss);
 	d = rte_zmalloc("sgw_split_dp", sizeof(*d), RTE_CACHE_LINE_SIZE);
 	if (d == NULL)
 		return -1;

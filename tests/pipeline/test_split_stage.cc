@@ -227,6 +227,7 @@ protected:
 	std::vector<Bytes> at_server;                /* IP packets the hub sent toward the core */
 	bool server_listens = true;
 	bool client_listens = false;
+	std::string lan_extra;  /* more keys of the terminal's LAN port (", mtu: 1400") */
 	std::string sl_extra;  /* more satlink keys, both boxes */  /* a hub-side opener's test: the LAN host listens */
 	/* The hub's split rule (named web): the server's ports, or a terminal's LAN. */
 	std::string hub_web = "{name: web, match: {proto: tcp, dst_ports: [80]}, action: count, "
@@ -506,7 +507,8 @@ protected:
 	{
 		return "version: 1\nrole: terminal\nports:\n"
 		       "  - {name: sat, device: " + tsat.name + ", role: satellite, peer: lan}\n"
-		       "  - {name: lan, device: " + lan.name + ", role: lan, peer: sat}\n"
+		       "  - {name: lan, device: " + lan.name + ", role: lan, peer: sat" + lan_extra +
+		       "}\n"
 		       "next_hops:\n"
 		       "  - {name: to-hub, port: sat, mac: \"" + std::string(HUB_SAT_MAC) + "\"}\n"
 		       "  - {name: to-mh, port: lan, mac: \"02:00:00:00:02:01\"}\n"
@@ -978,6 +980,25 @@ TEST_F(SplitStage, SynFloodFillsBoundedStateThenBypasses)
 	EXPECT_GE(during, before * 9 / 10) << "2 s before the flood " << before << " B, during "
 					   << during << " B";
 	EXPECT_TRUE(Bytewise(client.rx, client.rx_seed, client.rx.size()));
+}
+
+/*
+ * The legs' MSS fits their ports' MTU: a terminal whose LAN port has an MTU
+ * of 1400 offers the client 1360 (not the default 1460), its segments to the
+ * client carry at most 1360 bytes, and the download still arrives whole. The
+ * hub's terrestrial port keeps 1500: its leg offers the server 1460.
+ */
+TEST_F(SplitStage, LegMssFitsThePortsMtu)
+{
+	lan_extra = ", mtu: 1400";
+	start();
+	session_up();
+	server.to_send = 300000;
+	ClientConnect(40000, 0);
+	run_until(now + 3000000000ull);
+	EXPECT_EQ(client.c.peer_mss, 1360) << "the terminal's leg offered 1400 - 40";
+	EXPECT_EQ(server.c.peer_mss, 1460) << "the hub's leg offered 1500 - 40";
+	EXPECT_TRUE(Bytewise(client.rx, 22, 300000)) << "client got " << client.rx.size();
 }
 
 /*
