@@ -152,18 +152,22 @@ tb_init() {
 }
 
 # Namespaces left by an earlier run that was killed outright (SIGKILL, e.g. a
-# ctest timeout, gives no chance to clean up): their owner pid is gone.
+# ctest timeout, gives no chance to clean up): their owner pid is gone. Every
+# test names them TAG-ROLE-PID-HEX (TAG sgwe2e, or the test's own: xc, sf, ...;
+# its DPDK prefix TAG-PID-HEX), so the sweep knows them all by that shape.
 tb__sweep_stale() {
-	local ns owner pid
-	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^sgwe2e-(fh|gw|mh|hub|emu|term)-[0-9]+-[0-9a-f]+$'); do
+	local ns tag owner id pid
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' |
+		grep -E '^[a-z0-9]+-(fh|gw|mh|hub|emu|term|termb|mhb|br)-[0-9]+-[0-9a-f]{4}$'); do
+		tag=$(echo "$ns" | cut -d- -f1)
 		owner=$(echo "$ns" | cut -d- -f3)
+		id=$(echo "$ns" | cut -d- -f3-4)
 		if ! kill -0 "$owner" 2>/dev/null; then
 			for pid in $(ip netns pids "$ns" 2>/dev/null); do
 				kill -KILL "$pid" 2>/dev/null || true
 			done
 			ip netns del "$ns" 2>/dev/null || true
-			rm -rf "/var/run/dpdk/sgwe2e-$(echo "$ns" | cut -d- -f3-4)" \
-				"/var/run/dpdk/sgwe2e-$(echo "$ns" | cut -d- -f3-4)"-* 2>/dev/null || true
+			rm -rf "/var/run/dpdk/$tag-$id" "/var/run/dpdk/$tag-$id"-* 2>/dev/null || true
 			tb_log "removed stale namespace $ns (its run, pid $owner, is gone)"
 		fi
 	done
