@@ -1909,3 +1909,13 @@ sgw_sl_frame_size(const struct sgw_dp *dp, uint32_t sess)
 		return 0;
 	return sgw_arq_frag_size(sl->sess[sess].arq);
 }
+
+void
+sgw_sl_tx_totals(const struct sgw_dp *dp, uint32_t sess, struct sgw_arq_tx_totals *t)
+{
+	const struct sgw_sl *sl = SL(dp);
+
+	memset(t, 0, sizeof(*t));
+	if (sl != NULL && sess < sl->n_sess && sl->sess[sess].arq != NULL)
+		sgw_arq_get_tx_totals(sl->sess[sess].arq, t);
+}

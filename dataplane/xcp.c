@@ -155,21 +155,22 @@ wq_conf_of(const struct sgw_policy *pol, struct sgw_xcpq_conf *c)
 		sgw_xcpq_conf_default(c);
 }
 
-/* Fixed point of a worker's efficiency sum (struct sgw_xs q[].eff_delta): 2^-32. */
-#define XS_EFF_ONE 4294967296.0
+/* New frames an interval must have carried before its IP share counts. */
+#define XS_EFF_MIN_FRAMES 32u
 
 /*
  * The share of the line a frame of fs payload bytes gives its IP packet
- * (satlink paces whole Ethernet frames): fs is the session's size now, which
- * frame_size_adapt shrinks on bit errors (frames of 700 bytes carry 2.5 %
- * less IP per line second than frames of 1400), the configured frame_size
- * while the session has none to report.
+ * (satlink paces whole Ethernet frames), fs the configured frame_size when 0:
+ * a controller's capacity until its session has carried traffic
+ * (eff_carried).
  */
 static double
 frame_eff(const struct sgw_xs *xs, uint16_t fs)
 {
 	if (fs == 0)
 		fs = xs->frame_size;
+	if (fs == 0)  /* the egress shaper: no frames, capacity_bps is the capacity */
+		return 1.0;
 	return (double)fs / (double)(fs + xs->frame_ovh);
 }
 
@@ -201,20 +202,48 @@ capacity_of(const struct sgw_xs *xs, const struct sgw_policy *pol, double eff_su
 }
 
 /*
- * Scope carrier, worker 0: the efficiency sum over every session, the
- * configured one's plus what the workers' last samples found their sessions'
- * sizes to differ by (exactly the configured sum while no size moved).
+ * The IP share of the line from what a session (or all of them) carried
+ * between two totals: the new IP bytes (first transmissions, datagrams) over
+ * their wire bytes with headers, plus one repair of the same size for every
+ * frame found lost. So the capacity counts what the line can take of new
+ * input: packets cut in several frames (a 1500-byte packet is two frames of
+ * 750 at frame_size 1400: 0.954 of the line, not 1400 / 1436 = 0.975),
+ * frames frame_size_adapt shortened, and the line time the repairs a bit
+ * error rate forces take. Not the extra copies of a repair (retx_copies):
+ * satlink sends those only on an idle line, and counted they would lower the
+ * capacity of a link XCP keeps below it, which would then stay below it.
+ * Averaged over intervals (half the last estimate, half the new one); an
+ * interval with fewer than XS_EFF_MIN_FRAMES new frames keeps prev (an idle
+ * link keeps its last estimate).
  */
 static double
-eff_carrier(const struct sgw_xs *xs)
+eff_carried(const struct sgw_xs *xs, const struct sgw_arq_tx_totals *a,
+	    const struct sgw_arq_tx_totals *b, double prev)
 {
-	double delta = 0.0;
+	uint64_t nf = b->new_frames - a->new_frames;
+	double nb = (double)(b->new_bytes - a->new_bytes), wire, now;
+
+	if (nf < XS_EFF_MIN_FRAMES)
+		return prev;
+	wire = nb + (double)nf * (double)xs->frame_ovh;
+	now = nb / (wire * (1.0 + (double)(b->lost - a->lost) / (double)nf));
+	return (prev + now) / 2.0;
+}
+
+/* Scope carrier, worker 0: every worker's sessions' totals at its last sample. */
+static void
+carrier_totals(const struct sgw_xs *xs, struct sgw_arq_tx_totals *t)
+{
 	uint32_t i;
 
-	for (i = 0; i < xs->n_workers; i++)
-		delta += (double)__atomic_load_n(&xs->q[i].eff_delta, __ATOMIC_RELAXED) /
-			 XS_EFF_ONE;
-	return eff_configured(xs) + delta;
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < xs->n_workers; i++) {
+		t->frames += __atomic_load_n(&xs->q[i].tx_frames, __ATOMIC_RELAXED);
+		t->new_frames += __atomic_load_n(&xs->q[i].tx_new_frames, __ATOMIC_RELAXED);
+		t->bytes += __atomic_load_n(&xs->q[i].tx_bytes, __ATOMIC_RELAXED);
+		t->new_bytes += __atomic_load_n(&xs->q[i].tx_new_bytes, __ATOMIC_RELAXED);
+		t->lost += __atomic_load_n(&xs->q[i].tx_lost, __ATOMIC_RELAXED);
+	}
 }
 
 /* A session's controller takes new parameters: its budgets start whole. */
@@ -807,33 +836,32 @@ xs_action(struct sgw_worker *w, const struct sgw_snapshot *s, struct rte_mbuf *m
 }
 
 /*
- * Bytes waiting for the line in the sessions this worker owns, and in *delta
- * how far their frame efficiencies' sum is from the configured size's (in
- * 2^-32: struct sgw_xs q[].eff_delta).
+ * Bytes waiting for the line in the sessions this worker owns, and in *t
+ * what they have carried (scope carrier: worker 0 turns the totals into the
+ * IP share of the line, eff_carried).
  */
 static uint64_t
-own_queue(const struct sgw_worker *w, int64_t *delta)
+own_queue(const struct sgw_worker *w, struct sgw_arq_tx_totals *t)
 {
 	const struct sgw_sl *sl = sgw_sl_of(w->dp);
-	const struct sgw_xs *xs = XS(w->dp);
-	const double cfg = frame_eff(xs, 0);
+	struct sgw_arq_tx_totals one;
 	uint64_t b = 0;
-	double d = 0.0;
-	uint16_t fs;
 	uint32_t i;
 
-	*delta = 0;
+	memset(t, 0, sizeof(*t));
 	if (sl == NULL)  /* the egress shaper's */
-		return xs->fbytes;
+		return XS(w->dp)->fbytes;
 	for (i = 0; i < sl->n_sess; i++) {
 		if (sl->sess[i].owner != w->idx)
 			continue;
 		b += sgw_sl_queued_bytes(w->dp, i);
-		fs = sgw_sl_frame_size(w->dp, i);
-		if (fs != 0 && fs != xs->frame_size)  /* no division while no size moved */
-			d += frame_eff(xs, fs) - cfg;
+		sgw_sl_tx_totals(w->dp, i, &one);
+		t->frames += one.frames;
+		t->new_frames += one.new_frames;
+		t->bytes += one.bytes;
+		t->new_bytes += one.new_bytes;
+		t->lost += one.lost;
 	}
-	*delta = (int64_t)(d * XS_EFF_ONE);
 	return b;
 }
 
@@ -867,13 +895,18 @@ static void
 aggregate(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
 {
 	uint64_t now = w->now_ns, q = 0;
+	struct sgw_arq_tx_totals t;
 	double cap;
 	uint32_t i;
 
 	/* Every loop: nothing to do between a queue sample and the interval's end. */
 	if (xs->started && now < xs->next_qsample_ns && now < sgw_xcp_ctl_deadline(&xs->ctl))
 		return;
-	cap = capacity_of(xs, &s->pol, eff_carrier(xs));
+	if (!xs->started) {
+		carrier_totals(xs, &xs->car_tx);
+		xs->car_eff = frame_eff(xs, 0);
+	}
+	cap = capacity_of(xs, &s->pol, xs->car_eff * (double)xs->n_sess);
 
 	if (!xs->started) {
 		xs->started = true;
@@ -903,6 +936,11 @@ aggregate(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
 	}
 	if (now < sgw_xcp_ctl_deadline(&xs->ctl))
 		return;
+	/* The interval's capacity: what the sessions carried in it. */
+	carrier_totals(xs, &t);
+	xs->car_eff = eff_carried(xs, &xs->car_tx, &t, xs->car_eff);
+	xs->car_tx = t;
+	cap = capacity_of(xs, &s->pol, xs->car_eff * (double)xs->n_sess);
 	/* A reload may have changed the constants: the next interval runs with them. */
 	for (i = 0; i < xs->n_workers; i++)
 		sgw_xcp_acc_read(&xs->acc[i], &xs->snaps[i]);
@@ -952,12 +990,16 @@ sess_loop(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs,
 		struct sgw_xs_sess *ss = &xs->ss[si];
 		struct sgw_xcp_params out;
 		uint64_t q = sgw_sl_queued_bytes(w->dp, si), qp;
-		double cap = capacity_of(xs, &s->pol, frame_eff(xs, sgw_sl_frame_size(w->dp, si)));
+		struct sgw_arq_tx_totals t;
+		double cap;
 
 		if (!x->started) {
 			conf_take(&s->pol, &ss->conf);
 			sess_start(ss, now);
+			sgw_sl_tx_totals(w->dp, si, &ss->tx);
+			ss->eff = frame_eff(xs, sgw_sl_frame_size(w->dp, si));
 		}
+		cap = capacity_of(xs, &s->pol, ss->eff);
 		sgw_xcp_qest_sample(&ss->qest, &ss->conf, now, q, ss->ctl.d_ns, cap);
 		if (now < sgw_xcp_ctl_deadline(&ss->ctl)) {
 			__atomic_store_n(&ss->tpub.queue_bytes, q, __ATOMIC_RELAXED);
@@ -965,6 +1007,11 @@ sess_loop(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs,
 				sess_publish(ss, cap, q, 0);
 			continue;
 		}
+		/* The interval's capacity: what the session carried in it. */
+		sgw_sl_tx_totals(w->dp, si, &t);
+		ss->eff = eff_carried(xs, &ss->tx, &t, ss->eff);
+		ss->tx = t;
+		cap = capacity_of(xs, &s->pol, ss->eff);
 		sgw_xcp_acc_read(&ss->acc, &ss->snap);
 		qp = sgw_xcp_qest_value(&ss->qest, now);
 		sgw_xcp_aggregate(&ss->conf, &ss->ctl, &ss->snap, 1, cap, (double)qp, now,
@@ -993,12 +1040,16 @@ xs_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
 	if (xs->shaper)
 		shaper_pump(w, s, xs);
 	if (w->now_ns >= x->next_qsample_ns) {
-		int64_t delta;
-		uint64_t b = own_queue(w, &delta);
+		struct sgw_arq_tx_totals t;
+		uint64_t b = own_queue(w, &t);
 
 		x->next_qsample_ns = w->now_ns + SGW_XS_QSAMPLE_NS;
 		__atomic_store_n(&xs->q[w->idx].bytes, b, __ATOMIC_RELAXED);
-		__atomic_store_n(&xs->q[w->idx].eff_delta, delta, __ATOMIC_RELAXED);
+		__atomic_store_n(&xs->q[w->idx].tx_frames, t.frames, __ATOMIC_RELAXED);
+		__atomic_store_n(&xs->q[w->idx].tx_new_frames, t.new_frames, __ATOMIC_RELAXED);
+		__atomic_store_n(&xs->q[w->idx].tx_bytes, t.bytes, __ATOMIC_RELAXED);
+		__atomic_store_n(&xs->q[w->idx].tx_new_bytes, t.new_bytes, __ATOMIC_RELAXED);
+		__atomic_store_n(&xs->q[w->idx].tx_lost, t.lost, __ATOMIC_RELAXED);
 	}
 	if (w->idx == 0)
 		aggregate(w, s, xs);

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sgw_arq.h"
 #include "sgw_dp.h"
 #include "sgw_ring.h"
 #include "sgw_xcp.h"
@@ -93,6 +94,9 @@ struct sgw_xs_sess {
 	struct sgw_xcp_qest qest;
 	struct sgw_xcp_sums snap;
 	struct sgw_xcp_ctl ctl;
+	/* the IP share of its line: what it carried until the last interval's end */
+	struct sgw_arq_tx_totals tx;
+	double eff;
 	uint32_t tseq;
 	struct sgw_xs_tpub tpub;
 } __attribute__((aligned(64)));
@@ -138,15 +142,13 @@ struct sgw_xs {
 	struct sgw_xcp_pub pub[SGW_MAX_WORKERS];   /* written by worker 0 */
 	struct {
 		alignas(64) uint64_t bytes;        /* the worker's sessions' queue, last sample */
-		/*
-		 * scope carrier: how far the worker's sessions' frame efficiencies
-		 * (IP share of a frame) summed at the last sample are from the
-		 * configured frame_size's, in 2^-32 (0 while no size moved)
-		 */
-		int64_t eff_delta;
+		/* scope carrier: what the worker's sessions carried, last sample */
+		uint64_t tx_frames, tx_new_frames, tx_bytes, tx_new_bytes, tx_lost;
 	} q[SGW_MAX_WORKERS];
 	/* worker 0 only: the aggregator */
 	bool started;
+	struct sgw_arq_tx_totals car_tx;  /* scope carrier: all sessions' at the interval's start */
+	double car_eff;                   /* scope carrier: the IP share of a session's line */
 	uint64_t next_qsample_ns;
 	struct sgw_xcp_conf conf;
 	struct sgw_xcp_ctl ctl;

@@ -1484,6 +1484,7 @@ tx_new(struct sgw_arq *a, struct sgw_arq_out *o)
 		tx_set_state(a, i, TX_INFLIGHT);
 		tx_emit_data(a, x, s, 0);
 		a->st.tx_frames++;
+		a->st.tx_new_bytes += s->len;
 		a->snd_nxt++;
 		a->sq_off += flen;
 		if (a->sq_off == q->len) {
@@ -1721,6 +1722,7 @@ sgw_arq_send(struct sgw_arq *a, uint64_t now_ns, uint16_t channel, uint64_t hand
 			off += flen;
 			a->st.tx_dgram_frames++;
 			a->st.tx_bytes += flen;
+			a->st.tx_new_bytes += flen;
 		}
 		{
 			struct sgw_arq_act *x = out_push(a, o, SGW_ARQ_ACT_RELEASE);
@@ -2144,4 +2146,14 @@ uint16_t
 sgw_arq_frag_size(const struct sgw_arq *a)
 {
 	return a->frag_now;
+}
+
+void
+sgw_arq_get_tx_totals(const struct sgw_arq *a, struct sgw_arq_tx_totals *t)
+{
+	t->new_frames = a->st.tx_frames + a->st.tx_dgram_frames;
+	t->frames = t->new_frames + a->st.tx_retx;
+	t->bytes = a->st.tx_bytes;
+	t->new_bytes = a->st.tx_new_bytes;
+	t->lost = a->st.loss_status + a->st.loss_timeout;
 }

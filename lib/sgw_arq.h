@@ -290,6 +290,7 @@ struct sgw_arq_stats {
 	uint32_t ber_est_ppb;      /* frag_adapt: last bit error estimate, per 10^9 bits */
 	uint64_t tx_dgram_frames;  /* datagram DATA frames */
 	uint64_t tx_bytes;         /* payload bytes of every DATA frame sent */
+	uint64_t tx_new_bytes;     /* payload bytes of first transmissions and datagrams */
 	uint64_t loss_status;      /* frames found missing from a status */
 	uint64_t loss_timeout;     /* frames found missing by the retransmission timer */
 	uint64_t pkts_queued;      /* reliable packets taken by sgw_arq_send */
@@ -343,6 +344,17 @@ uint32_t sgw_arq_peer_epoch(const struct sgw_arq *arq);
 uint32_t sgw_arq_send_window(const struct sgw_arq *arq);
 /* Payload bytes per reliable frame now: frag_size, or the adapted size (frag_adapt). */
 uint16_t sgw_arq_frag_size(const struct sgw_arq *arq);
+
+/* What the sender has put on the line so far (cumulative, never reset). */
+struct sgw_arq_tx_totals {
+	uint64_t frames;     /* DATA frames: first transmissions, copies, datagrams */
+	uint64_t bytes;      /* their payload bytes */
+	uint64_t new_frames; /* of which first transmissions and datagrams */
+	uint64_t new_bytes;  /* and their payload bytes */
+	uint64_t lost;       /* frames found lost (loss_status + loss_timeout): repairs owed */
+};
+/* Without copying the whole sgw_arq_stats: a per-session poll may call it often. */
+void sgw_arq_get_tx_totals(const struct sgw_arq *arq, struct sgw_arq_tx_totals *t);
 
 #ifdef __cplusplus
 }

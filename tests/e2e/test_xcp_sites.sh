@@ -27,9 +27,9 @@
 #      from what the test controls:
 #      - the hub ran two controllers (scope session, controllers 2, the exit
 #        JSON's sessions list terminals 1001 and 1002), each with one
-#        session's capacity (5 Mbit/s x fs / (fs + 36), fs the session's frame
-#        size: 1400 on this lossless link, at least 256 if frame_size_adapt
-#        chose shorter), the link's capacity their sum;
+#        session's capacity (5 Mbit/s x the IP share of the line the session
+#        carried: at most 1400 / 1436, at least a 256-byte frame's), the
+#        link's capacity their sum;
 #      - each controller's input over the flows phase (exit JSON minus a
 #        snapshot before it) is its own site's traffic: within [0.95, 1.30]
 #        of the bytes its site's flows delivered (IP and XCP headers make it
@@ -180,17 +180,18 @@ sess = {s["terminal_id"]: s for s in x["sessions"]}
 pre = {int(v["terminal_id"]): v for k, v in before.items() if k.isdigit()}
 site = {1001: ("A", ra, ("1", "2")), 1002: ("B", rb, ("3",))}
 checks = []
-# Capacity of one session: satlink's per-session rate times the IP share of a frame,
-# fs / (fs + 14 + 22), fs the session's frame size now: frame_size (1400) on this lossless
-# link, or a shorter one frame_size_adapt chose (at least frame_size_min, 256: 0.88 of the
-# full-frame value). A controller of both sessions would have twice that.
+# Capacity of one session: satlink's per-session rate times the IP share of the line the
+# session carried (docs/xcp.md): at most a full frame's, 1400 / (1400 + 14 + 22), and here
+# about 0.955 (1520-byte XCP packets are two frames of 760), at least that of frames of
+# frame_size_min (256: 0.88 of the full-frame value). A controller of both sessions would
+# have twice that.
 cap1 = 5e6 * 1400 / (1400 + 14 + 22)
 capl = 5e6 * 256 / (256 + 14 + 22)
 checks.append((x["scope"] == "session" and x["link"]["per_session"] == 1 and
                x["link"]["controllers"] == 2 and sorted(sess) == [1001, 1002],
                "hub: scope %s, %d controllers, sessions of terminals %s" % (
                    x["scope"], x["link"]["controllers"], sorted(sess))))
-# The exit JSON writes reals with 6 significant digits.
+# The exit JSON writes reals with 12 significant digits.
 checks.append((len(sess) == 2 and
                all(capl * (1 - 1e-5) <= s["capacity_bps"] <= cap1 * (1 + 1e-5) for s in sess.values()) and
                abs(x["link"]["capacity_bps"] / sum(s["capacity_bps"] for s in sess.values()) - 1) < 1e-5,
