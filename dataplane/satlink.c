@@ -745,8 +745,10 @@ static void
 pace(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_sl *sl,
      struct sgw_sl_sess *ss)
 {
-	if (sgw_arq_frag_size(ss->arq) != ss->pq_fs)
-		pq_low_set(ss, sgw_arq_frag_size(ss->arq));
+	uint16_t fs = sgw_arq_frag_size(ss->arq);
+
+	if (fs != ss->pq_fs)
+		pq_low_set(ss, fs);
 	pace_send(w, s, sl, ss);
 	while (!sgw_ring_empty(&ss->fqr)) {
 		struct sgw_arq_out *out;
@@ -1898,16 +1900,6 @@ sgw_sl_queued_bytes(const struct sgw_dp *dp, uint32_t sess)
 	for (k = 0; k < sgw_ring_count(&ss->pqr); k++)
 		b += rte_pktmbuf_pkt_len(ss->pq[sgw_ring_at(&ss->pqr, k)]);
 	return b;
-}
-
-uint16_t
-sgw_sl_frame_size(const struct sgw_dp *dp, uint32_t sess)
-{
-	const struct sgw_sl *sl = SL(dp);
-
-	if (sl == NULL || sess >= sl->n_sess || sl->sess[sess].arq == NULL)
-		return 0;
-	return sgw_arq_frag_size(sl->sess[sess].arq);
 }
 
 void

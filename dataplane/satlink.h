@@ -226,12 +226,6 @@ uint64_t sgw_sl_held(const struct sgw_dp *dp);
  */
 uint64_t sgw_sl_queued_bytes(const struct sgw_dp *dp, uint32_t sess);
 /*
- * Payload bytes per reliable frame session sess cuts now (satlink.frame_size,
- * or what frame_size_adapt chose); the session's owner thread only. 0 when
- * there is no such session.
- */
-uint16_t sgw_sl_frame_size(const struct sgw_dp *dp, uint32_t sess);
-/*
  * What session sess has put on the line so far (sgw_arq_get_tx_totals: DATA
  * frames, their payload bytes, the first transmissions' share); the session's
  * owner thread only. Zeros when there is no such session.

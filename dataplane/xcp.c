@@ -159,26 +159,23 @@ wq_conf_of(const struct sgw_policy *pol, struct sgw_xcpq_conf *c)
 #define XS_EFF_MIN_FRAMES 32u
 
 /*
- * The share of the line a frame of fs payload bytes gives its IP packet
- * (satlink paces whole Ethernet frames), fs the configured frame_size when 0:
- * a controller's capacity until its session has carried traffic
- * (eff_carried).
+ * The share of the line a full frame of frame_size gives its IP packet
+ * (satlink paces whole Ethernet frames): a controller's capacity until its
+ * session has carried traffic (eff_carried).
  */
 static double
-frame_eff(const struct sgw_xs *xs, uint16_t fs)
+frame_eff(const struct sgw_xs *xs)
 {
-	if (fs == 0)
-		fs = xs->frame_size;
-	if (fs == 0)  /* the egress shaper: no frames, capacity_bps is the capacity */
+	if (xs->frame_size == 0)  /* the egress shaper: capacity_bps is the capacity */
 		return 1.0;
-	return (double)fs / (double)(fs + xs->frame_ovh);
+	return (double)xs->frame_size / (double)(xs->frame_size + xs->frame_ovh);
 }
 
 /* The efficiency sum of the configured frame size: startup, logs, the shaper. */
 static double
 eff_configured(const struct sgw_xs *xs)
 {
-	return frame_eff(xs, 0) * (xs->per_sess ? 1.0 : (double)xs->n_sess);
+	return frame_eff(xs) * (xs->per_sess ? 1.0 : (double)xs->n_sess);
 }
 
 /*
@@ -904,7 +901,7 @@ aggregate(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs)
 		return;
 	if (!xs->started) {
 		carrier_totals(xs, &xs->car_tx);
-		xs->car_eff = frame_eff(xs, 0);
+		xs->car_eff = frame_eff(xs);
 	}
 	cap = capacity_of(xs, &s->pol, xs->car_eff * (double)xs->n_sess);
 
@@ -997,7 +994,7 @@ sess_loop(struct sgw_worker *w, const struct sgw_snapshot *s, struct sgw_xs *xs,
 			conf_take(&s->pol, &ss->conf);
 			sess_start(ss, now);
 			sgw_sl_tx_totals(w->dp, si, &ss->tx);
-			ss->eff = frame_eff(xs, sgw_sl_frame_size(w->dp, si));
+			ss->eff = frame_eff(xs);
 		}
 		cap = capacity_of(xs, &s->pol, ss->eff);
 		sgw_xcp_qest_sample(&ss->qest, &ss->conf, now, q, ss->ctl.d_ns, cap);

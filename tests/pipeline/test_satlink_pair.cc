@@ -354,19 +354,31 @@ protected:
 	}
 
 	/*
+	 * n downlink packets from base on, packet i of ip_len(i) bytes, 32 at a
+	 * time with gap_ns after each 32, then 4 s for the repairs: what was sent.
+	 */
+	std::vector<Bytes> paced_downlinks(uint32_t base, uint32_t n,
+					   const std::function<size_t(uint32_t)> &ip_len, uint64_t gap_ns)
+	{
+		std::vector<Bytes> sent;
+		for (uint32_t i = 0; i < n; i++) {
+			sent.push_back(downlink(base + i, ip_len(i) - 28));
+			inject(hub.get(), terr, sent.back());
+			if (i % 32 == 31)
+				run_until(now + gap_ns);
+		}
+		run_until(now + 4000000000ull);
+		return sent;
+	}
+
+	/*
 	 * n downlink packets from base on, 1400 and 500 bytes in turn, at 9.6
 	 * Mbit/s (room for the repairs): every one arrives intact, once, in order.
 	 */
 	void mixed_burst(uint32_t base, uint32_t n)
 	{
-		std::vector<Bytes> sent;
-		for (uint32_t i = 0; i < n; i++) {
-			sent.push_back(downlink(base + i, i % 2 ? 1400 - 28 : 500 - 28));
-			inject(hub.get(), terr, sent.back());
-			if (i % 32 == 31)
-				run_until(now + 25000000);
-		}
-		run_until(now + 4000000000ull);
+		std::vector<Bytes> sent = paced_downlinks(
+			base, n, [](uint32_t i) -> size_t { return i % 2 ? 1400 : 500; }, 25000000);
 		std::vector<Bytes> got = recv(lan);
 		ASSERT_EQ(got.size(), sent.size());
 		for (size_t i = 0; i < got.size(); i++)
@@ -381,16 +393,10 @@ protected:
 	 */
 	double xcp_capacity_after(uint32_t base, uint32_t n, size_t ip_len)
 	{
-		std::vector<Bytes> sent;
 		sgw_xs_tpub t;
-
-		for (uint32_t i = 0; i < n; i++) {
-			sent.push_back(downlink(base + i, ip_len - 28));
-			inject(hub.get(), terr, sent.back());
-			if (i % 32 == 31)
-				run_until(now + 32ull * ip_len * 8 * 1000000 / 9600);
-		}
-		run_until(now + 4000000000ull);
+		std::vector<Bytes> sent = paced_downlinks(
+			base, n, [ip_len](uint32_t) { return ip_len; },
+			32ull * ip_len * 8 * 1000000 / 9600);
 		std::vector<Bytes> got = recv(lan);
 		EXPECT_EQ(got.size(), sent.size());
 		sgw_xs_read(hub.get(), &t);
