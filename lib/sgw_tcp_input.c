@@ -399,12 +399,17 @@ rcv_ack(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, uint64_t now,
 
 		if (ack == c->snd_una && (seg->opts & SGW_TCP_O_SACK) && tcp_sack_on(c))
 			news = tcp_sb_update(st, c, seg);
-		/* RFC 5681 2: the duplicate ACK that counts */
+		/*
+		 * RFC 5681 2: the duplicate ACK that counts. With SACK, RFC 6675 2
+		 * also asks that it SACK data not SACKed before: a copy the network
+		 * made of an ACK is no news of a loss. Without a scoreboard free
+		 * (news < 0) the count is RFC 5681's, for the NewReno fallback.
+		 */
 		if (ack == c->snd_una && seg->len == 0 &&
 		    !(seg->flags & (SGW_TCP_F_SYN | SGW_TCP_F_FIN)) && wnd == old_wnd &&
-		    c->snd_max != c->snd_una)
+		    c->snd_max != c->snd_una && (news != 0 || !tcp_sack_on(c)))
 			dupack(st, c, now, ack, out);
-		else if (news && !(c->flags & SGW_TCP_CF_RECOVERY) &&
+		else if (news > 0 && !(c->flags & SGW_TCP_CF_RECOVERY) &&
 			 SGW_SEQ_GE(ack, c->recover) && tcp_sb_is_lost(st, c, c->snd_una))
 			/* RFC 6675 5 (2): data riding on the ACK does not hide a loss */
 			sack_enter(st, c, now, out);

@@ -173,7 +173,8 @@ sb_insert(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, struct sgw_tcp_sack 
  * Take the SACK blocks of an acceptable ACK (snd_una already moved by it).
  * RFC 2883 D-SACK (the first block below the cumulative ACK or inside the
  * second) is counted and ignored: it reports a duplicate, nothing to repair.
- * Returns 1 when the scoreboard learnt something.
+ * Returns 1 when the scoreboard learnt something, -1 when it learnt nothing
+ * because no scoreboard was free for blocks that were not D-SACKs.
  */
 int
 tcp_sb_update(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, const struct sgw_tcp_seg *seg)
@@ -208,7 +209,7 @@ tcp_sb_update(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, const struct sgw
 			if (b == NULL) {
 				/* as if the ACK carried no SACK information */
 				st->ctr[SGW_TCP_C_SB_NOMEM]++;
-				return news;
+				return news ? news : -1;
 			}
 			sb = b->r;
 		}

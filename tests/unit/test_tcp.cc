@@ -175,11 +175,13 @@ InitEndpoint(Endpoint *e, const sgw_tcp_conf &conf, uint32_t iss, uint16_t sport
 	e->seed = seed;
 }
 
-// What the link does with a segment: deliver after the delay (plus extra), or drop.
+// What the link does with a segment: deliver after the delay (plus extra), or drop;
+// copies: the network duplicates it, each copy arriving that much later again.
 struct Verdict {
 	bool drop = false;
 	uint64_t extra = 0;
 	std::vector<uint8_t> then;  // a segment to deliver right after this one
+	std::vector<uint64_t> copies;
 };
 
 // Two endpoints and a scripted link. A is index 0, B index 1.
@@ -192,6 +194,7 @@ class Pair {
 	std::function<Verdict(int, uint32_t, const sgw_tcp_seg &)> script;
 	uint32_t count[2] = {0, 0};
 	uint64_t dropped[2] = {0, 0};
+	uint64_t duplicated[2] = {0, 0};  // copies the link added
 
 	explicit Pair(const sgw_tcp_conf &ca, const sgw_tcp_conf &cb)
 	{
@@ -234,6 +237,11 @@ class Pair {
 			     std::vector<uint8_t>(b, b + l)});
 		if (!v.then.empty())
 			q.push_back({now + delay[from] + v.extra, order++, 1 - from, v.then});
+		for (uint64_t later : v.copies) {
+			duplicated[from]++;
+			q.push_back({now + delay[from] + v.extra + later, order++, 1 - from,
+				     std::vector<uint8_t>(b, b + l)});
+		}
 	}
 
 	void Deliver(const InFlight &f)
@@ -1441,6 +1449,104 @@ TEST(TcpPair, RandomLossReorderByteExact)
 	}
 }
 
+// The duplication schedule: the network delivers some segments two or three
+// times (copies up to 20 ms later, so some overtake later segments), beside
+// loss and reordering, both ways, through the close. Duplicates are old bytes
+// to the receiver: discarded and re-ACKed, never delivered twice.
+TEST(TcpPair, RandomDuplicationLossReorderByteExact)
+{
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		SCOPED_TRACE(seed);
+		Pair p(seed % 2 ? DefConf() : NoTsConf());
+		uint64_t s = seed * 7919;
+		p.script = [&s](int, uint32_t, const sgw_tcp_seg &) {
+			s = s * 6364136223846793005ull + 1442695040888963407ull;
+			Verdict v;
+			uint32_t r = (uint32_t)(s >> 33) % 1000;
+			v.drop = r < 20;                   // 2 % lost
+			v.extra = r > 970 ? 15 * kMs : 0;  // 3 % reordered
+			if (r >= 20 && r < 120) {          // 10 % duplicated, 1 or 2 copies
+				v.copies.push_back((s >> 20) % (20 * kMs));
+				if (r < 50)
+					v.copies.push_back((s >> 40) % (20 * kMs));
+			}
+			return v;
+		};
+		p.Open();
+		p.Write(0, 400000);
+		p.Write(1, 100000);
+		p.RunFor(120 * kSec);
+		EXPECT_EQ(p.ep[1].inorder, 400000u);
+		EXPECT_EQ(p.ep[0].inorder, 100000u);
+		EXPECT_EQ(p.ep[0].bad_bytes + p.ep[1].bad_bytes, 0u);
+		EXPECT_EQ(p.ep[0].space_violations + p.ep[1].space_violations, 0u);
+		EXPECT_EQ(p.ep[0].acked, 400000u);
+		EXPECT_EQ(p.ep[1].acked, 100000u);
+		EXPECT_GT(p.duplicated[0], 20u);
+		EXPECT_GT(p.duplicated[1], 20u);
+		// copies of data were seen as old bytes (below rcv_nxt: outside the window)
+		EXPECT_GT(p.Ctr(1, SGW_TCP_C_OUT_OF_WINDOW), 0u);
+		EXPECT_GT(p.Ctr(0, SGW_TCP_C_OUT_OF_WINDOW), 0u);
+		p.Shutdown(0);
+		p.Shutdown(1);
+		p.RunFor(200 * kSec);
+		EXPECT_EQ(p.ep[0].c.state, SGW_TCP_CLOSED);
+		EXPECT_EQ(p.ep[1].c.state, SGW_TCP_CLOSED);
+		EXPECT_NE(p.ep[0].reason, SGW_TCP_RR_PEER) << "no RST on the way";
+		EXPECT_NE(p.ep[1].reason, SGW_TCP_RR_PEER);
+	}
+}
+
+// Every SYN, SYN-ACK, FIN and RST delivered three times (copies 1 and 5 ms
+// after the first): the handshake, a transfer and both closes end as without
+// copies. A copied SYN or SYN-ACK is old and gets an ACK, a copied FIN in
+// TIME-WAIT is ACKed again, and no endpoint sends a RST. One RST does come:
+// when A closes first, A's ACK of B's copied FIN reaches B after B closed,
+// B's host answers it with a RST, and A's TIME-WAIT ends there (RFC 9293
+// 3.10.7.4; Linux does the same with its default tcp_rfc1337 0).
+TEST(TcpPair, DuplicatedControlSegmentsChangeNothing)
+{
+	for (int simultaneous = 0; simultaneous <= 1; simultaneous++) {
+		SCOPED_TRACE(simultaneous);
+		Pair p(DefConf());
+		uint32_t ctl_copies = 0;
+		p.script = [&](int, uint32_t, const sgw_tcp_seg &s) {
+			Verdict v;
+			if (s.flags & (SGW_TCP_F_SYN | SGW_TCP_F_FIN | SGW_TCP_F_RST)) {
+				v.copies = {1 * kMs, 5 * kMs};
+				ctl_copies += 2;
+			}
+			return v;
+		};
+		p.Open();
+		p.Write(0, 100000);
+		p.Write(1, 30000);
+		p.RunFor(5 * kSec);
+		EXPECT_EQ(p.ep[1].inorder, 100000u);
+		EXPECT_EQ(p.ep[0].inorder, 30000u);
+		EXPECT_EQ(p.ep[0].bad_bytes + p.ep[1].bad_bytes, 0u);
+		p.Shutdown(0);
+		if (simultaneous)
+			p.Shutdown(1);
+		else
+			p.RunFor(1 * kSec);
+		if (!simultaneous) {
+			EXPECT_EQ(p.ep[1].c.state, SGW_TCP_CLOSE_WAIT);
+			p.Shutdown(1);
+		}
+		p.RunFor(200 * kSec);
+		EXPECT_EQ(p.ep[0].c.state, SGW_TCP_CLOSED);
+		EXPECT_EQ(p.ep[1].c.state, SGW_TCP_CLOSED);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RST_OUT) + p.Ctr(1, SGW_TCP_C_RST_OUT), 0u);
+		EXPECT_EQ(p.Ctr(1, SGW_TCP_C_RST_IN), 0u);
+		EXPECT_EQ(p.ep[1].reason, SGW_TCP_RR_NONE);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RST_IN), simultaneous ? 0u : 1u);
+		EXPECT_EQ(p.ep[0].reason, simultaneous ? SGW_TCP_RR_NONE : SGW_TCP_RR_PEER);
+		EXPECT_GE(ctl_copies, 8u);  // SYN, SYN-ACK and two FINs at least
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RETX_SEGS) + p.Ctr(1, SGW_TCP_C_RETX_SEGS), 0u);
+	}
+}
+
 // ---------------------------------------------------------------- windows
 
 TEST(TcpPair, WindowScalingLargeWindow)
@@ -2227,6 +2333,38 @@ TEST(TcpSack, ReorderingBelowDupThreshIsNotALoss)
 		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RETX_SEGS), want);
 		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RTO), 0u);
 		EXPECT_EQ(p.Ctr(1, SGW_TCP_C_OOO_SEGS), k);
+	}
+}
+
+// The network sends every ACK of the receiver four times, and loses nothing.
+// With SACK a copy carries no new SACK information, so it is not a duplicate
+// ACK (RFC 6675 2) and nothing is retransmitted; without SACK, RFC 5681's
+// definition counts the copies and the sender repairs a loss that never was
+// (the data stays exact), as any Reno sender without SACK would.
+TEST(TcpSack, DuplicatedAcksAreNotALoss)
+{
+	for (int sack = 1; sack >= 0; sack--) {
+		SCOPED_TRACE(sack);
+		sgw_tcp_conf c = DefConf();
+		c.sack = (uint8_t)sack;
+		Pair p(c);
+		p.Open();
+		p.script = [](int dir, uint32_t, const sgw_tcp_seg &s) {
+			Verdict v;
+			if (dir == 1 && s.len == 0)
+				v.copies = {0, 0, 0};
+			return v;
+		};
+		TransferAndCheck(p, 300000, 10 * kSec);
+		EXPECT_GT(p.duplicated[1], 30u);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RTO), 0u);
+		if (sack) {
+			EXPECT_EQ(p.Ctr(0, SGW_TCP_C_SACK_RECOVERY), 0u);
+			EXPECT_EQ(p.Ctr(0, SGW_TCP_C_FAST_RETX), 0u);
+			EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RETX_SEGS), 0u);
+		} else {
+			EXPECT_GE(p.Ctr(0, SGW_TCP_C_FAST_RETX), 1u);
+		}
 	}
 }
 
