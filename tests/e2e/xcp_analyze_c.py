@@ -49,8 +49,10 @@ def jain(xs):
     return sum(xs) ** 2 / (len(xs) * s2) if s2 > 0 else 0.0
 
 
-def plain_runs(out, img):
-    """(a) and (b) with plain CUBIC senders (GW legacy: the stage clamps their ACKs)."""
+def plain_runs(out, img, cap_arg=None):
+    """(a) and (b) with plain CUBIC senders (GW legacy: the stage clamps their ACKs;
+    GW droptail: satlink's queue alone, whose hub reports no XCP capacity: --cap
+    gives the one to compare with, else the configured frame's share)."""
     res = {}
     sched = {"1": (0, 50), "2": (5, 50), "3": (10, 45), "4": (15, 40)}
     for p in sorted(glob.glob(out + "/*-a-cubic-recv.json")) + \
@@ -59,7 +61,8 @@ def plain_runs(out, img):
         gw = name.split("-")[0]
         hub = load("%s/%s-hub.json" % (out, gw)) if os.path.exists(
             "%s/%s-hub.json" % (out, gw)) else None
-        cap = hub["xcp"]["link"]["capacity_bps"] if hub else 10e6 * 1400 / 1436
+        cap = (hub or {}).get("xcp", {}).get("link", {}).get("capacity_bps") or cap_arg or \
+            10e6 * 1400 / 1436
         r = load(p)
         s = load("%s/%s-series.json" % (out, name))
         if "-a-" in name:
@@ -94,8 +97,9 @@ def plain_runs(out, img):
                 rs = [sum(v[j:j + k]) * 8 / (k * b) / 1e6 for j in range(0, len(v) - k + 1, k)]
                 ax[i][0].plot(ts, rs, label="flow %s" % f)
             ax[i][0].set_ylabel("Mbit/s")
-            ax[i][0].set_title("%s: plain CUBIC, the hub in XCP legacy mode (1 s bins)" % name,
-                               fontsize=10)
+            how = ("the hub in XCP legacy mode" if name.startswith("legacy")
+                   else "satlink's queue without XCP")
+            ax[i][0].set_title("%s: plain CUBIC, %s (1 s bins)" % (name, how), fontsize=10)
             ax[i][0].legend(fontsize=7)
         ax[-1][0].set_xlabel("time (s)")
         fig.tight_layout()
@@ -164,7 +168,7 @@ def main():
                         "link_util_mean": sum(kl2) / len(kl2) if kl2 else None}
         summary[gw] = {"runs": len(rs), "table_I": bins(lv), "per_k": per_k}
     res = {"from_s": t_from, "runs": runs, "summary": summary,
-           "plain": plain_runs(out, img)}
+           "plain": plain_runs(out, img, cap_arg)}
     with open(out + "/xcp_c_results.json", "w") as f:
         json.dump(res, f, indent=1)
     for r in runs:

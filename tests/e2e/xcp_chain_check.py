@@ -2,12 +2,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Checks and report of test_xcp_chain.sh (and the numbers xcp_experiment.sh reuses).
 
-  xcp_chain_check.py DIR ONE_S UTIL_MIN STARVE EXPECT_FB
+  xcp_chain_check.py DIR ONE_S UTIL_MIN STARVE EXPECT_FB [MODE [JAIN_MIN [QUEUE_MAX_PKTS]]]
 
 DIR holds hub-run.json (the hub's exit JSON), agent-fh.json / agent-mh.json
-(the agents' exit JSON), one-recv.json / one-series.json and four-recv.json /
-four-series.json (xcp_flows.py, xcp_sample.py). EXPECT_FB 1: the hub's stage
-must have lowered feedback and the agent applied it (0: the stage-off run).
+(the agents' exit JSON; not in legacy mode), one-recv.json / one-series.json
+and four-recv.json / four-series.json (xcp_flows.py, xcp_sample.py).
+EXPECT_FB 1: the hub's stage must have lowered feedback and the agent applied
+it (0: the stage-off run). MODE xcp (default: CUBIC-XCP senders with agents)
+or legacy (plain CUBIC, the hub's ACK clamp: its legacy counters are checked
+instead of the agents', and the one flow's mean satlink queue over the steady
+window must stay below QUEUE_MAX_PKTS). JAIN_MIN: Jain's index of the four
+flows over 20-28 s must reach it (default 0: not checked).
 """
 import json
 import sys
@@ -39,12 +44,16 @@ def jain(xs):
 def main():
     d, one_s, umin, starve, expect_fb = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), \
         float(sys.argv[4]), int(sys.argv[5])
+    mode = sys.argv[6] if len(sys.argv) > 6 else "xcp"
+    jain_min = float(sys.argv[7]) if len(sys.argv) > 7 else 0.0
+    qmax = float(sys.argv[8]) if len(sys.argv) > 8 else float("inf")
+    legacy = mode == "legacy"
     hub = load(d + "/hub-run.json")
-    fh = load(d + "/agent-fh.json")
-    mh = load(d + "/agent-mh.json")
     L = hub["xcp"]["link"]
     cap = L["capacity_bps"]
-    fc, mc = fh["counters"], mh["counters"]
+    if not legacy:
+        fc = load(d + "/agent-fh.json")["counters"]
+        mc = load(d + "/agent-mh.json")["counters"]
     checks = []
     # ---- one flow
     one, ser1 = load(d + "/one-recv.json"), load(d + "/one-series.json")
@@ -54,6 +63,8 @@ def main():
     bdp = cap / 8 * 0.56
     cw = [v for rec in ser1 if t_a <= rec["t"] < t_b for v in rec.get("cwnd", {}).values()]
     q = [xcp_of(r).get("queue_bytes", 0) for r in ser1 if t_a <= r["t"] < t_b and "xcp" in r]
+    slq = [(r.get("sl") or {}).get("queue_held", 0) + (r.get("sl") or {}).get("pacer_held", 0)
+           for r in ser1 if t_a <= r["t"] < t_b and "sl" in r]
     print("  capacity (the stage's, IP bits/s) %.0f; BDP at 0.56 s %.0f bytes" % (cap, bdp))
     print("  one flow: utilisation over %.0f-%.0f s %.3f (goodput %.2f Mbit/s)" % (
         t_a, t_b, u1, sum(r1.values()) / 1e6))
@@ -63,8 +74,27 @@ def main():
     if q:
         print("  one flow: hub queue over the window mean %.0f max %d bytes" % (
             sum(q) / len(q), max(q)))
+    if slq:
+        print("  one flow: satlink queue over the window mean %.1f max %d packets" % (
+            sum(slq) / len(slq), max(slq)))
     checks.append((u1 >= umin, "one flow: utilisation %.3f >= %.2f" % (u1, umin)))
-    if expect_fb:
+    if legacy:
+        checks += [
+            (L["legacy"] == 1 and L["legacy_flows_new"] >= 5,
+             "hub: legacy mode, %d legacy flows (the transfer, 1 and 4)" % L["legacy_flows_new"]),
+            (L["legacy_acks_clamped"] > 0 and L["legacy_feedback_neg_bytes"] > 0,
+             "hub: %d of %d ACKs to the senders clamped, negative feedback %d bytes" % (
+                 L["legacy_acks_clamped"], L["legacy_acks_seen"],
+                 L["legacy_feedback_neg_bytes"])),
+            (L["legacy_rwnd_no_scale"] == 0 and L["legacy_table_full"] == 0,
+             "hub: every flow's window scale seen (%d without), table never full (%d)" % (
+                 L["legacy_rwnd_no_scale"], L["legacy_table_full"])),
+            (L["control_intervals"] > 10, "hub: %d control intervals" % L["control_intervals"]),
+            (bool(slq) and sum(slq) / len(slq) <= qmax,
+             "one flow: mean satlink queue %.1f <= %.0f packets" % (
+                 sum(slq) / len(slq) if slq else -1, qmax)),
+        ]
+    elif expect_fb:
         checks += [
             (L["xcp_to_link"] > 0 and L["xcp_pkts_with_rtt"] > 0,
              "hub: XCP packets to the link %d, with H_rtt %d" % (L["xcp_to_link"],
@@ -98,6 +128,9 @@ def main():
                        starve, min(r.values()) / tot if tot else 0)))
     checks.append((tot / cap >= umin, "four flows 20-28 s: utilisation %.3f >= %.2f" % (
         tot / cap, umin)))
+    if jain_min > 0:
+        checks.append((len(r) == 4 and jain(r.values()) >= jain_min,
+                       "four flows 20-28 s: Jain %.3f >= %.2f" % (jain(r.values()), jain_min)))
     for ok, w in checks:
         print("  %s %s" % ("ok  " if ok else "FAIL", w))
     sys.exit(0 if all(ok for ok, _ in checks) else 1)
