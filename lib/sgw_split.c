@@ -68,6 +68,7 @@ static const char *const ctr_names[SGW_SPLIT_C__COUNT] = {
 	[SGW_SPLIT_C_ACKS_WITHHELD] = "acks_withheld",
 	[SGW_SPLIT_C_ANTI_FREEZE] = "anti_freeze",
 	[SGW_SPLIT_C_RELAY_CLIPPED] = "relay_clipped",
+	[SGW_SPLIT_C_OPENS_SPOOFED] = "opens_spoofed",
 };
 
 const char *
@@ -940,6 +941,7 @@ sgw_split_open(struct sgw_split_env *env, struct sgw_split *sp, uint64_t now,
 	sp->pending = P_OPEN;
 	env->ctr[SGW_SPLIT_C_OPENS]++;
 	if (mode == SGW_SPLIT_SPOOFED) {
+		env->ctr[SGW_SPLIT_C_OPENS_SPOOFED]++;
 		sgw_tcp_out_reset(&to);
 		sgw_tcp_input(env->tcp, &sp->tcp, now, syn, &to);
 		merge_tcp(env, sp, &to, out);

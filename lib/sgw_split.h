@@ -170,6 +170,7 @@ enum sgw_split_ctr {
 	SGW_SPLIT_C_ACKS_WITHHELD,   /* PETRA/ACKRES: pure ACKs not sent */
 	SGW_SPLIT_C_ANTI_FREEZE,     /* RWND: forced window updates after a zero window */
 	SGW_SPLIT_C_RELAY_CLIPPED,   /* bytes a TCP leg could not place in its relay */
+	SGW_SPLIT_C_OPENS_SPOOFED,   /* of the opens, SYNs answered at once (spoofed) */
 	SGW_SPLIT_C__COUNT
 };
 

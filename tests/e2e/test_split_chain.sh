@@ -19,7 +19,8 @@
 #      sha256 equal, both split (opened counts them, no bypass).
 #   3. The emulator restarted with chain-emulator-ber.yaml (BER 1e-5 forward, the
 #      satlink sessions stay up): a download and an upload (end-to-end), a
-#      download with the spoofed handshake, the IPv6 download and upload, a
+#      download with the spoofed handshake over IPv4 and over IPv6 (the terminal
+#      counts two spoofed opens, the hub none), the IPv6 download and upload, a
 #      server that resets its connection
 #      after 1 MB (SO_LINGER 0): the client gets ECONNRESET after a correct
 #      prefix of the file, never other bytes. Every one of these was split
@@ -182,6 +183,7 @@ serve srv "$PORT_E2E" "$TB_DIR/big.bin"
 serve spoof "$PORT_SPOOF" "$TB_DIR/big.bin"
 PORT6=$(tb_rand_port)
 serve srv6 "$PORT6" "$TB_DIR/big.bin" "$FH6"
+serve spoof6 "$PORT_SPOOF" "$TB_DIR/big.bin" "$FH6"
 
 # ---- BER 0 -------------------------------------------------------------------------
 tb_log "phase 1: BER 0, end-to-end handshake, server port $PORT_E2E"
@@ -261,18 +263,23 @@ tb_log "phase 2: BER 1e-5 forward (chain-emulator-ber.yaml)"
 client get5 "$PORT_E2E" get 1 "$TB_DIR/big.bin" 90 srv >&2
 client put5 "$PORT_E2E" put 1 "$TB_DIR/up.bin" 90 srv >&2
 client spoof5 "$PORT_SPOOF" get 1 "$TB_DIR/big.bin" 90 spoof >&2
+client spoof65 "$PORT_SPOOF" get 1 "$TB_DIR/big.bin" 90 spoof6 "$FH6" "$MH6" >&2
+tb_box_wait_tel term 20 /satgw/split "d['opens_spoofed'] == 2"
+tb_log "  ok   the spoofed handshake over IPv4 and IPv6: the terminal answered 2 SYNs at once"
 # IPv6 at BER 1e-5 too: the same download and upload as phase 1's, split (the
 # opened == connections check below counts them).
 client get65 "$PORT6" get 1 "$TB_DIR/big.bin" 90 srv6 "$FH6" "$MH6" >&2
 client put65 "$PORT6" put 1 "$TB_DIR/up.bin" 90 srv6 "$FH6" "$MH6" >&2
-# While the server's sockets of the last download still exist (TIME-WAIT), ss on fh
-# names the client's address as their peer.
+# While the server's sockets of the spoofed downloads still exist (TIME-WAIT), ss
+# on fh names the client's addresses (IPv4 and IPv6) as their peers.
 tb_ns fh "${SX[@]}" ss-peers --port "$PORT_SPOOF" >"$TB_DIR/ss.txt"
-grep -q "\"peer\": \[\"$TB_IP_MH\"" "$TB_DIR/ss.txt" ||
-	{ cat "$TB_DIR/ss.txt" >&2; tb_fail "ss on fh: no socket of port $PORT_SPOOF with peer $TB_IP_MH"; }
-! grep -v "\"peer\": \[\"$TB_IP_MH\"" "$TB_DIR/ss.txt" | grep -q . ||
-	{ cat "$TB_DIR/ss.txt" >&2; tb_fail "ss on fh: a peer other than $TB_IP_MH"; }
-tb_log "  ok   ss on fh: port $PORT_SPOOF's sockets have peer $TB_IP_MH ($(wc -l <"$TB_DIR/ss.txt") socket(s))"
+for a in "$TB_IP_MH" "$MH6"; do
+	grep -q "\"peer\": \[\"$a\"" "$TB_DIR/ss.txt" ||
+		{ cat "$TB_DIR/ss.txt" >&2; tb_fail "ss on fh: no socket of port $PORT_SPOOF with peer $a"; }
+done
+! grep -v -e "\"peer\": \[\"$TB_IP_MH\"" -e "\"peer\": \[\"$MH6\"" "$TB_DIR/ss.txt" | grep -q . ||
+	{ cat "$TB_DIR/ss.txt" >&2; tb_fail "ss on fh: a peer other than $TB_IP_MH and $MH6"; }
+tb_log "  ok   ss on fh: port $PORT_SPOOF's sockets have peers $TB_IP_MH and $MH6 ($(wc -l <"$TB_DIR/ss.txt") socket(s))"
 
 client abort5 "$PORT_E2E" abort 1 "$TB_DIR/big.bin" 60 srv >&2
 tb_log "  ok   a server reset after $SPLIT_ABORT_AT bytes: the client got ECONNRESET after $("$TB_PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["conns"][0]["bytes"])' "$TB_DIR/abort5.json") bytes, a prefix of the file"
@@ -330,6 +337,9 @@ checks = [
     (hub["rst_out"] >= 1 and term["rst_in"] >= 1,
      "the server's reset crossed (hub rst_out %d, terminal rst_in %d)" % (hub["rst_out"],
                                                                           term["rst_in"])),
+    (term["opens_spoofed"] == 2 and hub["opens_spoofed"] == 0,
+     "spoofed handshakes: terminal %d (IPv4 and IPv6), hub %d" % (term["opens_spoofed"],
+                                                                 hub["opens_spoofed"])),
 ]
 for ok, w in checks:
     print("  %s %s" % ("ok  " if ok else "FAIL", w))

@@ -950,6 +950,9 @@ TEST(SplitHandshake, EndToEndWaitsSpoofedAnswersAtOnce)
 			// the server has not seen it yet
 			EXPECT_EQ(sim.ServerApp(40002), nullptr);
 		}
+		EXPECT_EQ(sim.term.env.ctr[SGW_SPLIT_C_OPENS], 1u);
+		EXPECT_EQ(sim.term.env.ctr[SGW_SPLIT_C_OPENS_SPOOFED],
+			  mode == SGW_SPLIT_SPOOFED ? 1u : 0u);
 	}
 }
 
