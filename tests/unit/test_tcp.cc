@@ -649,6 +649,21 @@ TransferAndCheck(Pair &p, uint64_t bytes, uint64_t horizon)
 	EXPECT_EQ(p.ep[0].acked, bytes);
 }
 
+// a bytes from A and b from B at once; both arrive exact within horizon.
+void
+BothWaysAndCheck(Pair &p, uint32_t a, uint32_t b, uint64_t horizon)
+{
+	p.Write(0, a);
+	p.Write(1, b);
+	p.RunFor(horizon);
+	EXPECT_EQ(p.ep[1].inorder, a);
+	EXPECT_EQ(p.ep[0].inorder, b);
+	EXPECT_EQ(p.ep[0].bad_bytes + p.ep[1].bad_bytes, 0u);
+	EXPECT_EQ(p.ep[0].space_violations + p.ep[1].space_violations, 0u);
+	EXPECT_EQ(p.ep[0].acked, a);
+	EXPECT_EQ(p.ep[1].acked, b);
+}
+
 TEST(TcpPair, BulkDataByteExact)
 {
 	Pair p(DefConf());
@@ -1432,14 +1447,7 @@ TEST(TcpPair, RandomLossReorderByteExact)
 			v.extra = r > 950 ? 15 * kMs : 0;  // 5 % reordered
 			return v;
 		};
-		p.Write(0, 400000);
-		p.Write(1, 100000);
-		p.RunFor(120 * kSec);
-		EXPECT_EQ(p.ep[1].inorder, 400000u);
-		EXPECT_EQ(p.ep[0].inorder, 100000u);
-		EXPECT_EQ(p.ep[0].bad_bytes + p.ep[1].bad_bytes, 0u);
-		EXPECT_EQ(p.ep[0].space_violations + p.ep[1].space_violations, 0u);
-		EXPECT_EQ(p.ep[0].acked, 400000u);
+		BothWaysAndCheck(p, 400000, 100000, 120 * kSec);
 		// close under loss too
 		p.Shutdown(0);
 		p.Shutdown(1);
@@ -1473,15 +1481,7 @@ TEST(TcpPair, RandomDuplicationLossReorderByteExact)
 			return v;
 		};
 		p.Open();
-		p.Write(0, 400000);
-		p.Write(1, 100000);
-		p.RunFor(120 * kSec);
-		EXPECT_EQ(p.ep[1].inorder, 400000u);
-		EXPECT_EQ(p.ep[0].inorder, 100000u);
-		EXPECT_EQ(p.ep[0].bad_bytes + p.ep[1].bad_bytes, 0u);
-		EXPECT_EQ(p.ep[0].space_violations + p.ep[1].space_violations, 0u);
-		EXPECT_EQ(p.ep[0].acked, 400000u);
-		EXPECT_EQ(p.ep[1].acked, 100000u);
+		BothWaysAndCheck(p, 400000, 100000, 120 * kSec);
 		EXPECT_GT(p.duplicated[0], 20u);
 		EXPECT_GT(p.duplicated[1], 20u);
 		// copies of data were seen as old bytes (below rcv_nxt: outside the window)
@@ -1492,8 +1492,9 @@ TEST(TcpPair, RandomDuplicationLossReorderByteExact)
 		p.RunFor(200 * kSec);
 		EXPECT_EQ(p.ep[0].c.state, SGW_TCP_CLOSED);
 		EXPECT_EQ(p.ep[1].c.state, SGW_TCP_CLOSED);
-		EXPECT_NE(p.ep[0].reason, SGW_TCP_RR_PEER) << "no RST on the way";
-		EXPECT_NE(p.ep[1].reason, SGW_TCP_RR_PEER);
+		// neither gave up nor reset (a copied FIN reaching a closed peer may
+		// still end a TIME-WAIT early: DuplicatedControlSegmentsChangeNothing)
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RST_OUT) + p.Ctr(1, SGW_TCP_C_RST_OUT), 0u);
 	}
 }
 
@@ -1519,12 +1520,7 @@ TEST(TcpPair, DuplicatedControlSegmentsChangeNothing)
 			return v;
 		};
 		p.Open();
-		p.Write(0, 100000);
-		p.Write(1, 30000);
-		p.RunFor(5 * kSec);
-		EXPECT_EQ(p.ep[1].inorder, 100000u);
-		EXPECT_EQ(p.ep[0].inorder, 30000u);
-		EXPECT_EQ(p.ep[0].bad_bytes + p.ep[1].bad_bytes, 0u);
+		BothWaysAndCheck(p, 100000, 30000, 5 * kSec);
 		p.Shutdown(0);
 		if (simultaneous)
 			p.Shutdown(1);
