@@ -34,6 +34,11 @@ terminal's tx relay occupancy (terminal DATA bytes received - client bytes).
 
   split_goodput.py run --satgw BIN [--modes ...] [--channels ...] [--seconds 60]
       [--reps 1] [--json OUT] [--plot PNG] [--workdir DIR] [--set KEY=VALUE ...]
+      [--warmup S]
+      --warmup: a gateway that has been running: an unmeasured download of S
+      seconds on the same boxes first (its satlink session, and so what it
+      learnt of the channel, e.g. the adapted frame size, stays up), then the
+      measured one, still counted from its own SYN
   split_goodput.py objects --satgw BIN [--sizes 100000,1000000,10000000]
       time to first byte and to the last byte of objects of those sizes,
       split end-to-end handshake / split spoofed / no split (satlink) / no
@@ -119,6 +124,12 @@ tb_bg_local sampler /usr/bin/python3 "$B_SELF" sample --hub "$(tb_box_prefix hub
 	--term "$(tb_box_prefix term)" --ns-fh "$TB_NS_FH" --port "$B_PORT" --out "$B_OUT/samples.jsonl" \
 	--interval "${B_SAMPLE_S:-1}"
 SAMP=$TB_LAST_PID
+if [ "${B_WARMUP_S:-0}" != 0 ]; then
+	# a running gateway: one unmeasured download first, then a pause of 2 s
+	tb_ns mh /usr/bin/python3 "$B_SELF" client --host "$TB_IP_FH" --port "$B_PORT" --port2 0 \
+		--conns 1 --seconds "$B_WARMUP_S" --size 0 --cc "$B_CC" --out "$B_OUT/warmup.json" || true
+	sleep 2
+fi
 tb_ns mh /usr/bin/python3 "$B_SELF" client --host "$TB_IP_FH" $B_CLIENT_ARGS --cc "$B_CC" \
 	--out "$B_OUT/client.json" || true
 kill "$SAMP" 2>/dev/null || true
@@ -528,7 +539,9 @@ def one_run(a, tag, mode, channel, conns=1, seconds=None, size=0, port=SERVER_PO
     env = dict(os.environ, B_E2E=E2E, B_SATGW=a.satgw, B_OUT=out, B_SELF=os.path.abspath(__file__),
                B_PORT=str(port), B_PORT2=str(LIGHT_PORT if light else port2), B_CC=cc,
                B_CLIENT_ARGS=cargs, B_SAMPLE_S=str(sample_s),
-               B_READY_WAIT=str(a.ready_wait), TB_BUDGET=str(int(secs) + 200 + 3 * a.ready_wait))
+               B_READY_WAIT=str(a.ready_wait), B_WARMUP_S=str(getattr(a, "warmup", 0) or 0),
+               TB_BUDGET=str(int(secs) + int(getattr(a, "warmup", 0) or 0) + 200 +
+                             3 * a.ready_wait))
     with open(os.path.join(out, "driver.sh"), "w") as f:
         f.write(DRIVER)
     load0 = os.getloadavg()
@@ -542,7 +555,8 @@ def one_run(a, tag, mode, channel, conns=1, seconds=None, size=0, port=SERVER_PO
             try:
                 rc = subprocess.call(["bash", os.path.join(out, "driver.sh")], env=env,
                                      stdout=lf, stderr=subprocess.STDOUT,
-                                     timeout=secs + 240 + 3 * a.ready_wait)
+                                     timeout=secs + (getattr(a, "warmup", 0) or 0) + 240 +
+                                     3 * a.ready_wait)
             except subprocess.TimeoutExpired:
                 rc = -1
         if os.path.exists(os.path.join(out, "client.json")) or attempts >= a.attempts:
@@ -554,6 +568,13 @@ def one_run(a, tag, mode, channel, conns=1, seconds=None, size=0, port=SERVER_PO
          "commit": a.commit}
     if getattr(a, "emu_seed", None) is not None:
         r["emu_seed"] = a.emu_seed
+    if getattr(a, "warmup", 0):
+        r["warmup_s"] = a.warmup
+        try:
+            w = json.load(open(os.path.join(out, "warmup.json")))
+            r["warmup_bytes"] = sum(c["bytes"] for c in w["conns"] if c)
+        except (OSError, ValueError, KeyError, TypeError):
+            r["warmup_bytes"] = None
     if mode == "split" or mode == "satlink":
         r["frame_size"] = hub["satlink"].get("frame_size", 1400)
         r["retx_copies"] = hub["satlink"].get("retx_copies", 2)
@@ -1106,6 +1127,8 @@ def main():
                            help="keep the runs of --json that have a result, run the others")
             p.add_argument("--modes", default=",".join(MODES))
             p.add_argument("--channels", default="ber0,ber1e-5,ber1e-6,ge")
+            p.add_argument("--warmup", type=float, default=0,
+                           help="an unmeasured download of this many seconds first (0: none)")
         if name == "objects":
             p.add_argument("--sizes", default="100000,1000000,10000000")
             p.add_argument("--channel", default="ber0")
