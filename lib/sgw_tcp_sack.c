@@ -209,7 +209,7 @@ tcp_sb_update(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, const struct sgw
 			if (b == NULL) {
 				/* as if the ACK carried no SACK information */
 				st->ctr[SGW_TCP_C_SB_NOMEM]++;
-				return news ? news : -1;
+				return -1; /* nothing was inserted before: sb was NULL */
 			}
 			sb = b->r;
 		}

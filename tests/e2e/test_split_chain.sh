@@ -26,7 +26,8 @@
 #      prefix of the file, never other bytes. Every one of these was split
 #      (telemetry: opened == connections, no bypass). Then SPLIT_CONNS (100)
 #      concurrent downloads of SPLIT_SMALL_KB (64) KB, more than the 64 halves
-#      (some still in TIME-WAIT): all intact, those past the pool bypassed.
+#      (some still in TIME-WAIT): all intact, those past the pool bypassed;
+#      then 32 concurrent IPv6 downloads likewise (some of them split).
 #   4. For every connection the server's accepted peer (address, port) is the
 #      client's own socket address (nothing NATed; IPv6 too); ss on fh agrees.
 #   5. The exit JSON: opened + bypassed_pool_full == connections made, accepted
@@ -298,6 +299,14 @@ tb_box_wait_tel hub 20 /satgw/split "d['accepted'] == $SPLIT_BEFORE"
 PORT_SMALL=$(tb_rand_port)
 serve small "$PORT_SMALL" "$TB_DIR/small.bin"
 client many5 "$PORT_SMALL" get "$SPLIT_CONNS" "$TB_DIR/small.bin" 120 small >&2
+# Then 32 at once over IPv6, while the pool is still full of the IPv4 ones'
+# halves in TIME-WAIT: intact, some split (TIME-WAIT halves recycled), the
+# rest bypassed, counted as above.
+serve small6 "$PORT_SMALL" "$TB_DIR/small.bin" "$FH6"
+OPENED4=$(tb_box_tel term /satgw/split | "$TB_PY" -c 'import json, sys; print(json.load(sys.stdin)["opened"])')
+client many65 "$PORT_SMALL" get 32 "$TB_DIR/small.bin" 120 small6 "$FH6" "$MH6" >&2
+tb_box_wait_tel term 20 /satgw/split "d['opened'] > $OPENED4"
+tb_log "  ok   32 concurrent IPv6 downloads intact, $(tb_box_tel term /satgw/split | "$TB_PY" -c 'import json, sys; print(json.load(sys.stdin)["opened"] - '"$OPENED4"')') of them split"
 
 # (The emulator's report is not checked: its link is never empty while satlink
 # keeps its sessions alive, so no wait for that.)
