@@ -173,13 +173,16 @@ sb_insert(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, struct sgw_tcp_sack 
  * Take the SACK blocks of an acceptable ACK (snd_una already moved by it).
  * RFC 2883 D-SACK (the first block below the cumulative ACK or inside the
  * second) is counted and ignored: it reports a duplicate, nothing to repair.
- * Returns 1 when the scoreboard learnt something, -1 when it learnt nothing
- * because no scoreboard was free for blocks that were not D-SACKs.
+ * Returns 1 when the scoreboard learnt something; -1 when the ACK carried no
+ * usable SACK information: no scoreboard was free for its blocks, or every
+ * block that was not a D-SACK was bad (e.g. a middlebox that rewrites
+ * sequence numbers but not SACK blocks); 0 when it only repeated what the
+ * scoreboard knew (or held only D-SACKs).
  */
 int
 tcp_sb_update(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, const struct sgw_tcp_seg *seg)
 {
-	unsigned int i, n = seg->n_sack;
+	unsigned int i, n = seg->n_sack, bad = 0, usable = 0;
 	struct sgw_tcp_sack *sb = NULL;
 	int news = 0;
 
@@ -201,8 +204,10 @@ tcp_sb_update(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, const struct sgw
 		 */
 		if (!SGW_SEQ_LT(l, r) || SGW_SEQ_GT(r, c->snd_max) || !SGW_SEQ_GT(l, c->snd_una)) {
 			st->ctr[SGW_TCP_C_SACK_BAD]++;
+			bad++;
 			continue;
 		}
+		usable++;
 		if (sb == NULL) {
 			struct sgw_tcp_sb *b = sb_attach(st, c);
 
@@ -227,7 +232,7 @@ tcp_sb_update(struct sgw_tcp_stack *st, struct sgw_tcp_conn *c, const struct sgw
 		sb_insert(st, c, sb, l, r);
 		news = 1;
 	}
-	return news;
+	return bad != 0 && usable == 0 ? -1 : news;
 }
 
 /* SACKed bytes at or above seq, and the number of segments they make (rounded up). */

@@ -38,7 +38,8 @@ terminal's tx relay occupancy (terminal DATA bytes received - client bytes).
       --warmup: a gateway that has been running: an unmeasured download of S
       seconds on the same boxes first (its satlink session, and so what it
       learnt of the channel, e.g. the adapted frame size, stays up), then the
-      measured one, still counted from its own SYN
+      measured one, still counted from its own SYN; the per-second samples
+      start with it, the boxes' exit counters cover both
   split_goodput.py objects --satgw BIN [--sizes 100000,1000000,10000000]
       time to first byte and to the last byte of objects of those sizes,
       split end-to-end handshake / split spoofed / no split (satlink) / no
@@ -120,16 +121,21 @@ if [ "$B_PORT2" != 0 ]; then
 	tb_bg fh server2 /usr/bin/python3 "$B_SELF" serve --bind "$TB_IP_FH" --port "$B_PORT2" --cc "$B_CC"
 	tb_wait_listen fh "$B_PORT2"
 fi
+if [ "${B_WARMUP_S:-0}" != 0 ]; then
+	# a running gateway: one unmeasured download first, until the hub's satlink
+	# queue and pacer are empty again; the sampler starts after it (the boxes'
+	# exit counters still cover both downloads)
+	tb_ns mh /usr/bin/python3 "$B_SELF" client --host "$TB_IP_FH" --port "$B_PORT" --port2 0 \
+		--conns 1 --seconds "$B_WARMUP_S" --size 0 --cc "$B_CC" --out "$B_OUT/warmup.json" || true
+	tb_box_wait_tel hub 30 /satgw/satlink 'd["0"]["queue_held"] + d["0"]["pacer_held"] == 0'
+	sleep 1
+	# the hub's split counters after it: the relay occupancy counts from here
+	tb_box_tel hub /satgw/split >"$B_OUT/warmup-hub-split.json" 2>/dev/null || true
+fi
 tb_bg_local sampler /usr/bin/python3 "$B_SELF" sample --hub "$(tb_box_prefix hub)" \
 	--term "$(tb_box_prefix term)" --ns-fh "$TB_NS_FH" --port "$B_PORT" --out "$B_OUT/samples.jsonl" \
 	--interval "${B_SAMPLE_S:-1}"
 SAMP=$TB_LAST_PID
-if [ "${B_WARMUP_S:-0}" != 0 ]; then
-	# a running gateway: one unmeasured download first, then a pause of 2 s
-	tb_ns mh /usr/bin/python3 "$B_SELF" client --host "$TB_IP_FH" --port "$B_PORT" --port2 0 \
-		--conns 1 --seconds "$B_WARMUP_S" --size 0 --cc "$B_CC" --out "$B_OUT/warmup.json" || true
-	sleep 2
-fi
 tb_ns mh /usr/bin/python3 "$B_SELF" client --host "$TB_IP_FH" $B_CLIENT_ARGS --cc "$B_CC" \
 	--out "$B_OUT/client.json" || true
 kill "$SAMP" 2>/dev/null || true
@@ -485,9 +491,10 @@ def sl_sum(d, name):
     return tot
 
 
-def analyse_samples(recs, client_per_s):
+def analyse_samples(recs, client_per_s, hub_base=0):
     """Per-second series: server bytes acked, hub rx relay / terminal tx relay
-    occupancy (split), satlink counters."""
+    occupancy (split), satlink counters. hub_base: the hub's DATA bytes sent
+    before the measured download (--warmup), not in its server socket's count."""
     ser = []
     cum_client = 0
     for i, r in enumerate(recs):
@@ -506,7 +513,7 @@ def analyse_samples(recs, client_per_s):
                       "anti_freeze"):
                 s["hub_" + k] = hs.get(k)
             if "server_bytes_acked" in s and hs.get("data_bytes_out") is not None:
-                s["hub_rx_relay"] = s["server_bytes_acked"] - hs["data_bytes_out"]
+                s["hub_rx_relay"] = s["server_bytes_acked"] - (hs["data_bytes_out"] - hub_base)
         if ts:
             s["term_data_bytes_in"] = ts.get("data_bytes_in")
             for k in ("credit_out", "anti_freeze", "relay_clipped"):
@@ -605,7 +612,12 @@ def one_run(a, tag, mode, channel, conns=1, seconds=None, size=0, port=SERVER_PO
         r["goodput_fraction"] = r["goodput_bps"] / a.rate
         r["per_conn_fraction"] = [c["bytes"] * 8 / secs / a.rate for c in cl["conns"] if c]
     recs = read_samples(os.path.join(out, "samples.jsonl"))
-    r["series"] = analyse_samples(recs, None)
+    hub_base = 0
+    try:
+        hub_base = json.load(open(os.path.join(out, "warmup-hub-split.json")))["data_bytes_out"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    r["series"] = analyse_samples(recs, None, hub_base)
     try:
         st = {b: json.load(open(os.path.join(out, "stats-%s.json" % b))) for b in ("hub", "term", "emu")}
         link = st["emu"]["link"]["forward"]

@@ -2036,6 +2036,8 @@ TEST(TcpSack, DsackAndHostileBlocksIgnoredScoreboardBounded)
 	DrillIn(d, SackAck(3001, {{9001, 900001}, {8001, 8001}, {8001, 7501}}));
 	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_SACK_BAD], 3u);
 	EXPECT_EQ(d.e.c.sb_n, 1);
+	// no usable block: a duplicate ACK the RFC 5681 way (the second)
+	EXPECT_EQ(d.e.st.ctr[SGW_TCP_C_DUPACKS_IN], 2u);
 	EXPECT_FALSE(d.e.c.flags & SGW_TCP_CF_RECOVERY) << "two duplicate ACKs, 1000 bytes SACKed";
 	// blocks starting at or straddling the cumulative ACK (not D-SACKs: a second block)
 	DrillIn(d, SackAck(3001, {{9001, 10001}, {3001, 4001}}));
@@ -2361,6 +2363,52 @@ TEST(TcpSack, DuplicatedAcksAreNotALoss)
 		} else {
 			EXPECT_GE(p.Ctr(0, SGW_TCP_C_FAST_RETX), 1u);
 		}
+	}
+}
+
+// RFC 6675's duplicate ACK: one that SACKs new data. One segment overtaken
+// by k = 1 or 2 later ones, and every pure ACK of the receiver delivered four
+// times: the k ACKs with a new block count, their copies (the same blocks
+// again) do not, so nothing is repaired that was not lost. An ACK whose every
+// block is bad (outside what was sent) counts the RFC 5681 way, as an ACK
+// without SACK would (DsackAndHostileBlocksIgnoredScoreboardBounded).
+TEST(TcpSack, CopiedSackAcksAreNotALoss)
+{
+	for (uint32_t k : {1u, 2u}) {
+		SCOPED_TRACE(k);
+		Pair p(DefConf());
+		p.Open();
+		const uint32_t x = 30 * 1448;  // the segment held back
+		std::vector<uint8_t> held;
+		uint32_t after = 0;
+		bool done = false;
+		p.script = [&](int dir, uint32_t, const sgw_tcp_seg &s) {
+			Verdict v;
+			if (dir == 1 && s.len == 0) {
+				v.copies = {0, 0, 0};
+				return v;
+			}
+			if (dir != 0 || s.len == 0 || done)
+				return v;
+			if (held.empty() && OffA(s) == x) {
+				held.assign(s.data - s.hlen, s.data + s.len);
+				v.drop = true;
+				return v;
+			}
+			if (!held.empty() && OffA(s) > x && ++after == k) {
+				v.then = held;
+				done = true;
+			}
+			return v;
+		};
+		TimeToAcked(p, 200 * 1448, 10 * kSec);
+		ASSERT_TRUE(done);
+		EXPECT_GT(p.duplicated[1], 100u);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_DUPACKS_IN), k);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_SACK_RECOVERY), 0u);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_FAST_RETX), 0u);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RETX_SEGS), 0u);
+		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_RTO), 0u);
 	}
 }
 
