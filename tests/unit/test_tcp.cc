@@ -2294,6 +2294,34 @@ TEST(TcpKeepalive, HalfClosedReceiverProbesAndTimeWaitUnaffected)
 	EXPECT_FALSE(p.ep[0].events & SGW_TCP_EV_RESET);
 }
 
+// A's segment at offset x held back and delivered right after the k-th
+// later one, before the rest of that one's burst.
+struct Overtake {
+	explicit Overtake(uint32_t k_) : k(k_) {}
+	uint32_t k;
+	uint32_t x = 30 * 1448;
+	uint32_t after = 0;
+	std::vector<uint8_t> held;
+	bool done = false;
+
+	Verdict operator()(int dir, const sgw_tcp_seg &s)
+	{
+		Verdict v;
+		if (dir != 0 || s.len == 0 || done)
+			return v;
+		if (held.empty() && OffA(s) == x) {
+			held.assign(s.data - s.hlen, s.data + s.len);
+			v.drop = true;
+			return v;
+		}
+		if (!held.empty() && OffA(s) > x && ++after == k) {
+			v.then = held;
+			done = true;
+		}
+		return v;
+	}
+};
+
 // Reordering: one segment overtaken by exactly k later ones. Fewer than
 // DupThresh (3) overtakers start no recovery and no retransmission; 3 or more
 // look like a loss (a spurious retransmission, as RFC 6675 specifies), and the
@@ -2304,27 +2332,10 @@ TEST(TcpSack, ReorderingBelowDupThreshIsNotALoss)
 		SCOPED_TRACE(k);
 		Pair p(DefConf());
 		p.Open();
-		const uint32_t x = 30 * 1448;  // the segment held back
-		std::vector<uint8_t> held;
-		uint32_t after = 0;
-		bool done = false;
-		p.script = [&](int dir, uint32_t, const sgw_tcp_seg &s) {
-			Verdict v;
-			if (dir != 0 || s.len == 0 || done)
-				return v;
-			if (held.empty() && OffA(s) == x) {
-				held.assign(s.data - s.hlen, s.data + s.len);
-				v.drop = true;
-				return v;
-			}
-			if (!held.empty() && OffA(s) > x && ++after == k) {
-				v.then = held;  // right after this one, before the rest of its burst
-				done = true;
-			}
-			return v;
-		};
+		Overtake o(k);
+		p.script = [&](int dir, uint32_t, const sgw_tcp_seg &s) { return o(dir, s); };
 		TimeToAcked(p, 200 * 1448, 10 * kSec);
-		ASSERT_TRUE(done);
+		ASSERT_TRUE(o.done);
 		uint64_t want = k >= 3 ? 1 : 0;
 		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_SACK_RECOVERY), want);
 		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_FAST_RETX), want);
@@ -2378,31 +2389,17 @@ TEST(TcpSack, CopiedSackAcksAreNotALoss)
 		SCOPED_TRACE(k);
 		Pair p(DefConf());
 		p.Open();
-		const uint32_t x = 30 * 1448;  // the segment held back
-		std::vector<uint8_t> held;
-		uint32_t after = 0;
-		bool done = false;
+		Overtake o(k);
 		p.script = [&](int dir, uint32_t, const sgw_tcp_seg &s) {
-			Verdict v;
 			if (dir == 1 && s.len == 0) {
+				Verdict v;
 				v.copies = {0, 0, 0};
 				return v;
 			}
-			if (dir != 0 || s.len == 0 || done)
-				return v;
-			if (held.empty() && OffA(s) == x) {
-				held.assign(s.data - s.hlen, s.data + s.len);
-				v.drop = true;
-				return v;
-			}
-			if (!held.empty() && OffA(s) > x && ++after == k) {
-				v.then = held;
-				done = true;
-			}
-			return v;
+			return o(dir, s);
 		};
 		TimeToAcked(p, 200 * 1448, 10 * kSec);
-		ASSERT_TRUE(done);
+		ASSERT_TRUE(o.done);
 		EXPECT_GT(p.duplicated[1], 100u);
 		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_DUPACKS_IN), k);
 		EXPECT_EQ(p.Ctr(0, SGW_TCP_C_SACK_RECOVERY), 0u);
