@@ -226,9 +226,9 @@ uint64_t sgw_sl_held(const struct sgw_dp *dp);
  */
 uint64_t sgw_sl_queued_bytes(const struct sgw_dp *dp, uint32_t sess);
 /*
- * What session sess has put on the line so far (sgw_arq_get_tx_totals: DATA
- * frames, their payload bytes, the first transmissions' share); the session's
- * owner thread only. Zeros when there is no such session.
+ * What session sess has put on the line so far (sgw_arq_get_tx_totals: first
+ * transmissions and datagrams, their payload bytes, frames found lost); the
+ * session's owner thread only. Zeros when there is no such session.
  */
 void sgw_sl_tx_totals(const struct sgw_dp *dp, uint32_t sess, struct sgw_arq_tx_totals *t);
 

@@ -235,9 +235,7 @@ carrier_totals(const struct sgw_xs *xs, struct sgw_arq_tx_totals *t)
 
 	memset(t, 0, sizeof(*t));
 	for (i = 0; i < xs->n_workers; i++) {
-		t->frames += __atomic_load_n(&xs->q[i].tx_frames, __ATOMIC_RELAXED);
 		t->new_frames += __atomic_load_n(&xs->q[i].tx_new_frames, __ATOMIC_RELAXED);
-		t->bytes += __atomic_load_n(&xs->q[i].tx_bytes, __ATOMIC_RELAXED);
 		t->new_bytes += __atomic_load_n(&xs->q[i].tx_new_bytes, __ATOMIC_RELAXED);
 		t->lost += __atomic_load_n(&xs->q[i].tx_lost, __ATOMIC_RELAXED);
 	}
@@ -853,9 +851,7 @@ own_queue(const struct sgw_worker *w, struct sgw_arq_tx_totals *t)
 			continue;
 		b += sgw_sl_queued_bytes(w->dp, i);
 		sgw_sl_tx_totals(w->dp, i, &one);
-		t->frames += one.frames;
 		t->new_frames += one.new_frames;
-		t->bytes += one.bytes;
 		t->new_bytes += one.new_bytes;
 		t->lost += one.lost;
 	}
@@ -1042,9 +1038,7 @@ xs_loop(struct sgw_worker *w, const struct sgw_snapshot *s)
 
 		x->next_qsample_ns = w->now_ns + SGW_XS_QSAMPLE_NS;
 		__atomic_store_n(&xs->q[w->idx].bytes, b, __ATOMIC_RELAXED);
-		__atomic_store_n(&xs->q[w->idx].tx_frames, t.frames, __ATOMIC_RELAXED);
 		__atomic_store_n(&xs->q[w->idx].tx_new_frames, t.new_frames, __ATOMIC_RELAXED);
-		__atomic_store_n(&xs->q[w->idx].tx_bytes, t.bytes, __ATOMIC_RELAXED);
 		__atomic_store_n(&xs->q[w->idx].tx_new_bytes, t.new_bytes, __ATOMIC_RELAXED);
 		__atomic_store_n(&xs->q[w->idx].tx_lost, t.lost, __ATOMIC_RELAXED);
 	}

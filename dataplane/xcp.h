@@ -143,7 +143,7 @@ struct sgw_xs {
 	struct {
 		alignas(64) uint64_t bytes;        /* the worker's sessions' queue, last sample */
 		/* scope carrier: what the worker's sessions carried, last sample */
-		uint64_t tx_frames, tx_new_frames, tx_bytes, tx_new_bytes, tx_lost;
+		uint64_t tx_new_frames, tx_new_bytes, tx_lost;
 	} q[SGW_MAX_WORKERS];
 	/* worker 0 only: the aggregator */
 	bool started;

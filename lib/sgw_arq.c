@@ -2152,8 +2152,6 @@ void
 sgw_arq_get_tx_totals(const struct sgw_arq *a, struct sgw_arq_tx_totals *t)
 {
 	t->new_frames = a->st.tx_frames + a->st.tx_dgram_frames;
-	t->frames = t->new_frames + a->st.tx_retx;
-	t->bytes = a->st.tx_bytes;
 	t->new_bytes = a->st.tx_new_bytes;
 	t->lost = a->st.loss_status + a->st.loss_timeout;
 }

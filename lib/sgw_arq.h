@@ -347,10 +347,8 @@ uint16_t sgw_arq_frag_size(const struct sgw_arq *arq);
 
 /* What the sender has put on the line so far (cumulative, never reset). */
 struct sgw_arq_tx_totals {
-	uint64_t frames;     /* DATA frames: first transmissions, copies, datagrams */
-	uint64_t bytes;      /* their payload bytes */
-	uint64_t new_frames; /* of which first transmissions and datagrams */
-	uint64_t new_bytes;  /* and their payload bytes */
+	uint64_t new_frames; /* DATA frames sent the first time, and datagrams */
+	uint64_t new_bytes;  /* their payload bytes */
 	uint64_t lost;       /* frames found lost (loss_status + loss_timeout): repairs owed */
 };
 /* Without copying the whole sgw_arq_stats: a per-session poll may call it often. */
