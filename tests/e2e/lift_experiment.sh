@@ -36,6 +36,8 @@ set -euo pipefail
 export TB_BUDGET=${TB_BUDGET:-5400}
 # shellcheck source=testbed.sh
 source "$(dirname "$0")/testbed.sh"
+# shellcheck source=lift_common.sh
+source "$(dirname "$0")/lift_common.sh"
 
 P=$TB_E2E_DIR/policies
 POINTS=${LIFT_X_POINTS:-"4:1 2:2"}
@@ -57,73 +59,14 @@ TB_NS_EMU="$TAG-emu-$TB_ID" TB_NS_TERM="$TAG-term-$TB_ID" TB_PREFIX="$TAG-$TB_ID
 mkdir -p "$OUT.d"
 MH_LIFT=$(readlink -f "${2:?}")
 tb_topology chain
-"$TB_PY" "$TB_E2E_DIR/satlink.py" keyfile "$TB_DIR/lift.keys" 1001
-umask 077
-cat >"$TB_DIR/esp.keys" <<KEYS
-src $TB_IP_MH dst $TB_IP_FH proto esp spi 0x1e5a0001 mode transport replay-window 64 aead 'rfc4106(gcm(aes))' 0x6c6966742d6532652d75702d6b657921cafe0001 128
-src $TB_IP_FH dst $TB_IP_MH proto esp spi 0x1e5a0002 mode transport replay-window 64 aead 'rfc4106(gcm(aes))' 0x6c6966742d6532652d646f776e2d6b65792d3235362d626974732d6f6b212121cafe0002 128
-KEYS
-umask 022
-# The seed's link: 344 kbit/s both ways, 265 ms; satlink told so (rtt: 2 x 265
-# ms + a 1400-byte frame at 344 kbit/s each way), link_down 31.8 s (ESW's
-# data link timeout) so shadowing never takes the session down.
-for b in hub terminal; do
-	sed -e 's/forward_rate_bps: [0-9]*/forward_rate_bps: 344000/' \
-	    -e 's/return_rate_bps: [0-9]*/return_rate_bps: 344000/' \
-	    -e 's/rtt_ms: [0-9]*/rtt_ms: 600/' -e 's/link_down_ms: [0-9]*/link_down_ms: 31800/' \
-	    -e "s/^lift: {timer: fixed, timer_ms: 980}/lift: {timer: $TIMER, timer_ms: 980}/" \
-	    "$P/lift_$b.yaml" >"$TB_DIR/x_$b.yaml"
-done
-grep -q "^lift: {timer: $TIMER" "$TB_DIR/x_hub.yaml" || tb_fail "hub policy edit (timer $TIMER)"
+lift_keys
+lift_box_policies "$TIMER"
 emu_policy() { # T_GOOD T_BAD SEED -> file
 	sed -e 's/rate_bps: [0-9]*/rate_bps: 344000/' -e 's/delay_ms: 270/delay_ms: 265/' \
 	    -e "s/good: {mean_s: [0-9.]*}/good: {mean_s: $1}/" \
 	    -e "s/bad: {mean_s: [0-9.]*, p: 1.0}/bad: {mean_s: $2, p: 1.0}/" \
 	    -e "s/seed: [0-9]*/seed: $3/" "$P/lift_emulator_ge.yaml" >"$TB_DIR/x_emu.yaml"
 	grep -q "bad: {mean_s: $2, p: 1.0}" "$TB_DIR/x_emu.yaml" || tb_fail "emulator policy edit"
-}
-
-senders() { # linux | reno: fh's sender, mh's window
-	if [ "$1" = reno ]; then
-		tb_ns fh sysctl -qw net.ipv4.tcp_sack=0 net.ipv4.tcp_timestamps=0 net.ipv4.tcp_frto=0
-		tb_ns mh sysctl -qw net.ipv4.tcp_window_scaling=0 "net.ipv4.tcp_rmem=4096 65536 65536"
-	else
-		tb_ns fh sysctl -qw net.ipv4.tcp_sack=1 net.ipv4.tcp_timestamps=1 net.ipv4.tcp_frto=2
-		tb_ns mh sysctl -qw net.ipv4.tcp_window_scaling=1 "net.ipv4.tcp_rmem=4096 131072 6291456"
-	fi
-}
-
-start_agent() { # NS LOCAL PEER MODE
-	local ns=$1 local=$2 peer=$3 mode=$4
-	tb_bg "$ns" "agent-$ns" "$MH_LIFT" --tun le2x0 --mtu 1282 --local "$local" --peer "$peer" \
-		--keys "$TB_DIR/esp.keys" --mark "$MARK" --lift "$mode" --stats-json "$TB_DIR/agent-$ns.json"
-	eval "AGENT_${ns^^}=$TB_LAST_PID"
-	for _ in $(seq 1 100); do
-		tb_ns "$ns" ip link show le2x0 >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	tb_ns "$ns" ip rule add fwmark "$MARK" lookup main pref 100 2>/dev/null || true
-	tb_ns "$ns" ip rule add to "$peer" lookup 161 pref 110 2>/dev/null || true
-	# MSS 1224 (Table I): the TUN's MTU is 1282, advmss says 1224 exactly
-	tb_ns "$ns" ip route replace "$peer" dev le2x0 src "$local" advmss 1224 table 161
-	tb_ns "$ns" sysctl -qw net.ipv4.conf.le2x0.rp_filter=0 net.ipv4.conf.all.rp_filter=0
-}
-
-# nstat_json NS: the absolute values (nstat -a) of the counters the issue
-# names. The namespace lives through every run, so a run's figures are the
-# difference of two snapshots (nstat's own history file is per user, not per
-# namespace: another nstat anywhere on the host would move its baseline).
-nstat_json() {
-	tb_ns "$1" nstat -az TcpOutSegs TcpRetransSegs TcpExtTCPTimeouts TcpExtTCPSpuriousRTOs \
-		TcpExtTCPLossUndo TcpExtTCPLossProbes TcpExtTCPSackRecovery TcpExtTCPRenoRecovery \
-		2>/dev/null | "$TB_PY" -c '
-import json, sys
-d = {}
-for l in sys.stdin:
-    f = l.split()
-    if len(f) >= 2 and f[1].isdigit():
-        d[f[0]] = int(f[1])
-print(json.dumps(d))'
 }
 
 echo "[" >"$OUT.tmp"
@@ -137,14 +80,14 @@ for pt in $POINTS; do
 			tag="tg${tg}-tb${tbad}-$snd-$mode"
 			[ "$SEED" = "${LIFT_X_SEED:-1}" ] && [ "$SEEDS" = "$SEED" ] || tag="$tag-s$SEED"
 			tb_log "run $tag: $PAGES pages"
-			senders "$snd"
+			lift_senders "$snd"
 			tb_box_start emu "$TB_DIR/x_emu.yaml" 1
 			tb_box_start hub "$TB_DIR/x_hub.yaml" 0
 			tb_box_start term "$TB_DIR/x_terminal.yaml" 0
-			start_agent fh "$TB_IP_FH" "$TB_IP_MH" off
-			start_agent mh "$TB_IP_MH" "$TB_IP_FH" "$mode"
+			lift_start_agent fh "$TB_IP_FH" "$TB_IP_MH" off
+			lift_start_agent mh "$TB_IP_MH" "$TB_IP_FH" "$mode"
 			tb_wait_path fh "$TB_IP_MH" 60
-			nst0=$(nstat_json fh)
+			nst0=$(lift_nstat_json fh)
 			port=$(tb_rand_port)
 			tb_bg fh "srv-$tag" "$TB_PY" "$TB_E2E_DIR/lift_pages.py" serve --bind "$TB_IP_FH" --port "$port" \
 				--cc "$([ "$snd" = reno ] && echo reno || echo cubic)"
@@ -170,13 +113,9 @@ with open(sys.argv[1], "a") as f:
 PY
 				tb_log "run $tag: page timed out after ${FTIMEOUT} s idle, recorded censored"
 			fi
-			nst=$(nstat_json fh)
+			nst=$(lift_nstat_json fh)
 			kill "$SS" "$SRV" 2>/dev/null || true
-			for ns in fh mh; do
-				pid=$(eval echo "\$AGENT_${ns^^}")
-				kill -TERM "$pid"
-				tb_wait_pid "$pid" 10 || true
-			done
+			lift_stop_agents
 			tb_boxes_stop_keep "$tag" hub term emu
 			[ $first = 1 ] || echo "," >>"$OUT.tmp"
 			first=0

@@ -16,6 +16,11 @@
       pages dominate a small run), at most 20 in-line objects. The same seed
       gives the same pages. One JSON line per page: seconds, bytes, objects,
       and the uplink bytes the host's interface sent meanwhile (--iface).
+  lift_pages.py bulk --host ADDR --port N --size BYTES --out FILE.jsonl
+                     [--iface mh0] [--timeout 120] [--tag T]
+      One download of BYTES on a new connection (lift_outage.sh): one JSON line
+      with its seconds, the wall time it started, the uplink bytes, and its
+      progress (seconds from the start, bytes received) every 50 ms.
 """
 import argparse
 import json
@@ -95,6 +100,31 @@ def fetch(a):
         print(json.dumps(rec), file=sys.stderr)
 
 
+def bulk(a):
+    up0 = txbytes(a.iface)
+    wall0 = time.time()
+    t0 = time.monotonic()
+    s = socket.create_connection((a.host, a.port), timeout=a.timeout)
+    s.sendall(b"%d\n" % a.size)
+    left, got, trace, last = a.size, 0, [[0.0, 0]], 0.0
+    while left > 0:
+        b = s.recv(min(left, 65536))
+        if not b:
+            sys.exit("connection closed early")
+        left -= len(b)
+        got += len(b)
+        t = time.monotonic() - t0
+        if t - last >= 0.05 or left == 0:
+            trace.append([round(t, 3), got])
+            last = t
+    s.close()
+    rec = {"tag": a.tag, "seconds": round(time.monotonic() - t0, 4), "start_wall": wall0,
+           "bytes": got, "uplink_bytes": txbytes(a.iface) - up0, "trace": trace}
+    with open(a.out, "a") as out:
+        out.write(json.dumps(rec) + "\n")
+    print("%s: %d B in %.2f s" % (a.tag, got, rec["seconds"]), file=sys.stderr)
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -111,8 +141,16 @@ def main():
     f.add_argument("--iface", default="mh0")
     f.add_argument("--cap-kb", type=int, default=100)
     f.add_argument("--timeout", type=float, default=120)
+    b = sub.add_parser("bulk")
+    b.add_argument("--host", required=True)
+    b.add_argument("--port", type=int, required=True)
+    b.add_argument("--size", type=int, required=True)
+    b.add_argument("--out", required=True)
+    b.add_argument("--iface", default="mh0")
+    b.add_argument("--timeout", type=float, default=120)
+    b.add_argument("--tag", default="")
     a = p.parse_args()
-    serve(a) if a.cmd == "serve" else fetch(a)
+    {"serve": serve, "fetch": fetch, "bulk": bulk}[a.cmd](a)
 
 
 if __name__ == "__main__":
