@@ -3,22 +3,30 @@
 """Table and plot of lift_outage.sh (docs/experiments.md, "LIFT across one outage").
 
 Usage: lift_outage.py OUT.png OUT.json RUN.json.d [RUN.json.d ...]
+       lift_outage.py --tsg OUT.png RUN.json.d [RUN.json.d ...]
 
 Per outage length D, sender and LIFT off/on, over the downloads (one per
 outage window): the download's seconds (median, min-max), on/off of the
 medians, fh's counters per download (nstat: RetransSegs, TCPTimeouts,
 TCPLossUndo + TCPSpuriousRTOs), and from fh's `ss -tin` samples around the
-outage (from its start to D + 6 s after): the sender's lowest cwnd, its
-highest RTO backoff and the share of samples with a zero send window (ss
+outage (from its start to D + 6 s after): the sender's lowest cwnd and
+ssthresh, its highest RTO backoff and the share of samples with a zero send window (ss
 omits snd_wnd then: frozen). OUT.json keeps every download's record with
 these figures (its progress trace too). The plot: bytes received against
 time from the download's start, one panel per D and sender, every download
 thin, without LIFT blue and with it orange, the outage shaded.
+
+--tsg: time-sequence graphs of the runs recorded with LO_PCAP=1 (the
+sender's plain TCP on fh's TUN, read with tcpdump): one panel per pcap (its
+run's first download), the sender's segments (dots; a segment sent again is
+red), the ACK number reaching the sender (line) and the ACKs with a zero
+window (the hub's FrACKs: black x), the outage shaded.
 """
 import json
 import os
 import re
 import statistics
+import subprocess
 import sys
 
 import matplotlib
@@ -27,7 +35,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 CONN = re.compile(r"^ESTAB\s+\d+\s+\d+\s+(\S+)\s+(\S+)")
-FIELD = re.compile(r"\b(cwnd|backoff|snd_wnd):(\d+)")
+FIELD = re.compile(r"\b(cwnd|ssthresh|backoff|snd_wnd):(\d+)")
 
 
 def ss_samples(path):
@@ -63,6 +71,7 @@ def around_outage(d, samples):
     before = [s[3] for s in samples if s[1:3] == conn and s[0] < w0]
     return {"cwnd_before": before[-1].get("cwnd") if before else None,
             "cwnd_min": min(x.get("cwnd", 0) for x in mine),
+            "ssthresh_min": min((x["ssthresh"] for x in mine if "ssthresh" in x), default=None),
             "backoff_max": max(x.get("backoff", 0) for x in mine),
             "frozen_share": round(sum(1 for x in mine if "snd_wnd" not in x) / len(mine), 3),
             "samples": len(mine)}
@@ -90,15 +99,99 @@ def med(v):
     return statistics.median(v) if v else float("nan")
 
 
+TCPDUMP = re.compile(r"^(\d+\.\d+) IP (\S+)\.(\d+) > (\S+)\.(\d+): Flags \[([^\]]*)\]"
+                     r"(?:, seq (\d+)(?::(\d+))?)?(?:, ack (\d+))?, win (\d+)")
+
+
+def pcap_events(path):
+    """[(t, from_sender, seq_start, seq_end, ack, win)] from tcpdump -S, for
+    the end that sent the most payload (the server) and the ACKs toward it."""
+    out = subprocess.run(["tcpdump", "-r", path, "-n", "-tt", "-S"], capture_output=True,
+                         text=True, check=True).stdout
+    ev = []
+    for line in out.splitlines():
+        m = TCPDUMP.match(line)
+        if m:
+            t, src, sp = float(m.group(1)), m.group(2), m.group(3)
+            s0 = int(m.group(7)) if m.group(7) else None
+            s1 = int(m.group(8)) if m.group(8) else s0
+            ev.append((t, (src, sp), s0, s1, int(m.group(9)) if m.group(9) else None,
+                       int(m.group(10))))
+    sent = {}
+    for e in ev:
+        if e[2] is not None:
+            sent[e[1]] = sent.get(e[1], 0) + e[3] - e[2]
+    snd = max(sent, key=sent.get)   # the download's server end (the client sends a line)
+    return [(t, who == snd, s0, s1, a, w) for t, who, s0, s1, a, w in ev
+            if who == snd or (a is not None and 0 <= (a - ev_base(ev, snd)) % 2**32 < 2**31)]
+
+
+def ev_base(ev, snd):
+    return next(e[2] for e in ev if e[1] == snd and e[2] is not None and e[3] > e[2])
+
+
+def tsg(out, dirs):
+    panels = []
+    for d in dirs:
+        downs = [json.loads(x) for x in open(os.path.join(d, "downloads.jsonl"))]
+        for n in sorted(os.listdir(d)):
+            if not (n.startswith("tcp-") and n.endswith(".pcap")):
+                continue
+            run = n[4:-5]
+            first = [r for r in downs if r["tag"].rsplit("-r", 1)[0] == run]
+            if first:
+                panels.append((first[0], pcap_events(os.path.join(d, n))))
+    panels.sort(key=lambda p: (p[0]["sender"], p[0]["outage_s"], p[0]["lift"]))
+    cols = 2
+    rows = (len(panels) + 1) // 2
+    fig, axes = plt.subplots(rows, cols, figsize=(11, 3.6 * rows), squeeze=False)
+    for i, (r, ev) in enumerate(panels):
+        ax = axes[i // cols][i % cols]
+        t0 = r["start_wall"]
+        t1 = t0 + r["seconds"] + 0.5   # this download's connection only
+        ev = [e for e in ev if t0 <= e[0] <= t1]
+        data = [e for e in ev if e[1] and e[2] is not None and e[3] > e[2]]
+        if not data:
+            continue
+        base = data[0][2]
+        seen, x, y, rx, ry = set(), [], [], [], []
+        for t, _, s0, s1, _, _ in data:
+            (rx if s0 in seen else x).append(t - t0)
+            (ry if s0 in seen else y).append((s0 - base) / 1024)
+            seen.add(s0)
+        acks = [(t - t0, (a - base) / 1024, w) for t, snd, _, _, a, w in ev
+                if not snd and a is not None and t >= t0 and a >= base]
+        ax.plot(x, y, ".", ms=2.5, color="tab:blue", label="segment")
+        ax.plot(rx, ry, ".", ms=6, color="tab:red", label="segment sent again")
+        ax.step([a[0] for a in acks], [a[1] for a in acks], where="post", lw=0.8,
+                color="tab:green", label="ACK number at the sender")
+        z = [a for a in acks if a[2] == 0]
+        ax.plot([a[0] for a in z], [a[1] for a in z], "kx", ms=8, label="zero window (FrACK)")
+        a = r["window_at"] - r["clock_at_start"]
+        ax.axvspan(a, a + r["outage_s"], color="0.85")
+        ax.set_title("%s sender, outage %g s, LIFT %s: %.1f s" % (
+            r["sender"], r["outage_s"], r["lift"], r["seconds"]), fontsize=9)
+        ax.set_xlabel("seconds from the download's start")
+        ax.set_ylabel("KB (sequence, from the first segment)")
+        ax.grid(alpha=0.3)
+        if i == 0:
+            ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
 def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "--tsg":
+        tsg(sys.argv[2], sys.argv[3:])
+        return
     if len(sys.argv) < 4:
         sys.exit(__doc__)
     downs, runs = load(sys.argv[3:])
     keys = sorted({(r["outage_s"], r["sender"]) for r in downs})
     print("| D (s) | sender | LIFT | downloads | seconds, median [min-max] | on/off | "
           "retrans segs | timeouts | undo + spurious | cwnd before -> lowest | "
-          "backoff max | frozen share | hub freezes |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "lowest ssthresh | backoff max | frozen share | hub freezes |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for D, snd in keys:
         base = None
         for mode in ("off", "on"):
@@ -119,12 +212,13 @@ def main():
             sg = [r["ss"] for r in g if r["ss"]]
             cw = ", ".join("%s->%s" % (s["cwnd_before"], s["cwnd_min"]) for s in sg)
             bo = ", ".join(str(s["backoff_max"]) for s in sg)
+            st = ", ".join(str(s["ssthresh_min"]) for s in sg)
             fr = "%.2f" % med([s["frozen_share"] for s in sg]) if sg else "-"
             fz = [x["hub_lift"]["freezes"] for x in runs
                   if (x["outage_s"], x["sender"], x["lift"]) == (D, snd, mode)]
-            print("| %g | %s | %s | %d | %.2f [%.2f-%.2f] | %s | %s | %s | %.1f | %s | %s | %s | %s |" % (
-                D, snd, mode, len(g), m, min(secs), max(secs), ratio, n("TcpRetransSegs"),
-                n("TcpExtTCPTimeouts"), undo, cw, bo, fr, ",".join(map(str, fz)) or "-"))
+            print("| %g | %s | %s | %d | %.2f [%.2f-%.2f] | %s | %s | %s | %.1f | %s | %s | %s | %s | %s |"
+                  % (D, snd, mode, len(g), m, min(secs), max(secs), ratio, n("TcpRetransSegs"),
+                     n("TcpExtTCPTimeouts"), undo, cw, st, bo, fr, ",".join(map(str, fz)) or "-"))
     with open(sys.argv[2], "w") as f:
         json.dump({"downloads": downs, "runs": runs}, f, indent=0)
     senders = sorted({k[1] for k in keys})

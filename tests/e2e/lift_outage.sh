@@ -16,7 +16,8 @@
 #   LO_REPS (3: downloads per run, one per outage window), LO_SIZE (262144
 #   bytes), LO_LEAD (3 s), LO_EVERY (40 s: the outages' period), LO_BOTH (0;
 #   1: the return link is out in the same windows), LO_TIMER (fixed |
-#   adaptive), LO_TAG ("lo1x").
+#   adaptive), LO_TAG ("lo1x"), LO_PCAP (0; 1: tcpdump of the sender's plain
+#   TCP on fh's TUN into OUT.json.d/tcp-*.pcap).
 # Per D, sender and mode one run: fresh boxes and agents, LO_REPS downloads.
 # Written: one JSON line per download in OUT.json.d/downloads.jsonl (its
 # seconds, progress trace, fh's nstat for it), each run's hub and agent
@@ -105,6 +106,12 @@ for D in $OUTAGES; do
 			tb_wait_listen fh "$port" 10
 			tb_bg fh "ss-$tag" bash -c "while :; do date +%s.%N; ss -tin dst $TB_IP_MH; sleep 0.1; done"
 			SS=$TB_LAST_PID
+			PCAP=
+			if [ "${LO_PCAP:-0}" = 1 ]; then   # the sender's plain TCP, on fh's TUN
+				tb_bg fh "pcap-$tag" tcpdump -i le2x0 -n -s 96 -w "$OUT.d/tcp-$tag.pcap" tcp
+				PCAP=$TB_LAST_PID
+				sleep 1
+			fi
 			for rep in $(seq 1 "$REPS"); do
 				# the next window at least LEAD + 2 s ahead on the emulator's clock
 				w=$("${CHAIN[@]}" next-window "$(tb_box_prefix emu)" "$TB_DIR/x_emu.yaml" \
@@ -129,10 +136,10 @@ r.update({"outage_s": float(sys.argv[3]), "sender": sys.argv[4], "lift": sys.arg
 print(json.dumps(r))' "$n0" "$n1" "$D" "$snd" "$mode" "$rep" "$w" "$c0" "$LEAD" "$BOTH" "$TIMER" \
 					>>"$OUT.d/downloads.jsonl"
 			done
-			kill "$SS" "$SRV" 2>/dev/null || true
+			kill "$SS" "$SRV" $PCAP 2>/dev/null || true
 			lift_stop_agents
 			tb_boxes_stop_keep "$tag" hub term emu
-			cp "$TB_DIR/ss-$tag.log" "$OUT.d/" 2>/dev/null || true
+			cp "$TB_DIR/ss-$tag.log" "$TB_DIR/hub-$tag.json" "$OUT.d/" 2>/dev/null || true
 			"$TB_PY" - "$TB_DIR/hub-$tag.json" "$TB_DIR/agent-mh.json" "$D" "$snd" "$mode" \
 				>>"$OUT.d/runs.jsonl" <<'PY'
 import json, sys
