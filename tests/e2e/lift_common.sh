@@ -2,9 +2,23 @@
 # What the LIFT experiments share (lift_experiment.sh, lift_outage.sh): the
 # ESP keys of the two mh_lift agents, the seed's link told to satlink, the two
 # senders, an agent's start and the sender's nstat counters. Sourced after
-# testbed.sh and tb_topology chain; the caller sets MH_LIFT (the agent) and
-# MARK (the agents' own packets' fwmark).
+# testbed.sh; lift_setup makes the testbed; the caller sets MARK (the agents'
+# own packets' fwmark).
 # shellcheck shell=bash
+
+# lift_setup SATGW MH_LIFT TAG TIMER OUTDIR: the chain testbed with this
+# run's own namespaces and DPDK prefixes (TAG-box-ID: parallel runs do not
+# collide), OUTDIR made, MH_LIFT set, the keys and the boxes' policies.
+lift_setup() {
+	tb_init "$1"
+	TB_NS_FH="$3-fh-$TB_ID" TB_NS_MH="$3-mh-$TB_ID" TB_NS_HUB="$3-hub-$TB_ID"
+	TB_NS_EMU="$3-emu-$TB_ID" TB_NS_TERM="$3-term-$TB_ID" TB_PREFIX="$3-$TB_ID"
+	mkdir -p "$5"
+	MH_LIFT=$(readlink -f "${2:?}")
+	tb_topology chain
+	lift_keys
+	lift_box_policies "$4"
+}
 
 # lift_keys: the satlink key file and the agents' static ESP SAs (rfc4106).
 lift_keys() {

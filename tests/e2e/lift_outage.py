@@ -235,7 +235,7 @@ def main():
                         continue
                     x = [p[0] for p in r["trace"]]
                     y = [p[1] / 1024 for p in r["trace"]]
-                    ax.plot(x, y, color=col, lw=0.9, alpha=0.8,
+                    ax.step(x, y, where="post", color=col, lw=0.9, alpha=0.8,
                             label=("LIFT " + mode) if first else None)
                     first = False
             g = [r for r in downs if (r["outage_s"], r["sender"]) == (D, snd)]
