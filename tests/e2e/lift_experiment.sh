@@ -53,14 +53,7 @@ MARK=0x1e50
 OUT=${3:?usage: lift_experiment.sh SATGW MH_LIFT OUT.json}
 OUT=$(readlink -f "$OUT")
 
-tb_init "${1:-}"
-TB_NS_FH="$TAG-fh-$TB_ID" TB_NS_MH="$TAG-mh-$TB_ID" TB_NS_HUB="$TAG-hub-$TB_ID"
-TB_NS_EMU="$TAG-emu-$TB_ID" TB_NS_TERM="$TAG-term-$TB_ID" TB_PREFIX="$TAG-$TB_ID"
-mkdir -p "$OUT.d"
-MH_LIFT=$(readlink -f "${2:?}")
-tb_topology chain
-lift_keys
-lift_box_policies "$TIMER"
+lift_setup "${1:-}" "${2:?}" "$TAG" "$TIMER" "$OUT.d"
 emu_policy() { # T_GOOD T_BAD SEED -> file
 	sed -e 's/rate_bps: [0-9]*/rate_bps: 344000/' -e 's/delay_ms: 270/delay_ms: 265/' \
 	    -e "s/good: {mean_s: [0-9.]*}/good: {mean_s: $1}/" \
