@@ -33,6 +33,8 @@ packages=(
 	python3-cryptography
 	# tests/e2e/xcp_analyze.py: the XCP experiment figures (docs/img/xcp_*.png)
 	python3-matplotlib
+	# tests/e2e/lift_outage.sh LO_PCAP=1 and lift_outage.py --tsg: the sender's packets
+	tcpdump
 	# tests/e2e/test_esp_kernel.sh: the fixed host is a Debian kernel with ESP booted
 	# under QEMU (software emulation, no KVM needed) on a busybox initramfs
 	qemu-system-x86 busybox-static cpio
