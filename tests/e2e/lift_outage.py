@@ -14,7 +14,9 @@ ssthresh, its highest RTO backoff and the share of samples with a zero send wind
 omits snd_wnd then: frozen). OUT.json keeps every download's record with
 these figures (its progress trace too). The plot: bytes received against
 time from the download's start, one panel per D and sender, every download
-thin, without LIFT blue and with it orange, the outage shaded.
+thin, without LIFT blue and with it orange, the outage shaded. A censored
+download (no byte for LO_TIMEOUT s) counts with its seconds as a lower bound
+and is named in the table.
 
 --tsg: time-sequence graphs of the runs recorded with LO_PCAP=1 (the
 sender's plain TCP on fh's TUN, read with tcpdump): one panel per pcap (its
@@ -199,6 +201,7 @@ def main():
             if not g:
                 continue
             secs = [r["seconds"] for r in g]
+            cens = sum(1 for r in g if r.get("censored"))
             m = med(secs)
             if mode == "off":
                 base = m
@@ -216,8 +219,9 @@ def main():
             fr = "%.2f" % med([s["frozen_share"] for s in sg]) if sg else "-"
             fz = [x["hub_lift"]["freezes"] for x in runs
                   if (x["outage_s"], x["sender"], x["lift"]) == (D, snd, mode)]
-            print("| %g | %s | %s | %d | %.2f [%.2f-%.2f] | %s | %s | %s | %.1f | %s | %s | %s | %s | %s |"
-                  % (D, snd, mode, len(g), m, min(secs), max(secs), ratio, n("TcpRetransSegs"),
+            print("| %g | %s | %s | %s | %.2f [%.2f-%.2f] | %s | %s | %s | %.1f | %s | %s | %s | %s | %s |"
+                  % (D, snd, mode, "%d (%d censored)" % (len(g), cens) if cens else len(g),
+                     m, min(secs), max(secs), ratio, n("TcpRetransSegs"),
                      n("TcpExtTCPTimeouts"), undo, cw, st, bo, fr, ",".join(map(str, fz)) or "-"))
     with open(sys.argv[2], "w") as f:
         json.dump({"downloads": downs, "runs": runs}, f, indent=0)

@@ -17,7 +17,9 @@
 #   bytes), LO_LEAD (3 s), LO_EVERY (40 s: the outages' period), LO_BOTH (0;
 #   1: the return link is out in the same windows), LO_TIMER (fixed |
 #   adaptive), LO_TAG ("lo1x"), LO_PCAP (0; 1: tcpdump of the sender's plain
-#   TCP on fh's TUN into OUT.json.d/tcp-*.pcap).
+#   TCP on fh's TUN into OUT.json.d/tcp-*.pcap), LO_TIMEOUT (120: a download
+#   that receives nothing that long is recorded censored, "censored": true,
+#   its seconds a lower bound, and ends its run).
 # Per D, sender and mode one run: fresh boxes and agents, LO_REPS downloads.
 # Written: one JSON line per download in OUT.json.d/downloads.jsonl (its
 # seconds, progress trace, fh's nstat for it), each run's hub and agent
@@ -41,6 +43,7 @@ EVERY=${LO_EVERY:-40}
 BOTH=${LO_BOTH:-0}
 TIMER=${LO_TIMER:-fixed}
 TAG=${LO_TAG:-lo1x}
+FTIMEOUT=${LO_TIMEOUT:-120}               # the download's receive timeout, s
 MARK=0x1e50
 OUT=${3:?usage: lift_outage.sh SATGW MH_LIFT OUT.json}
 OUT=$(readlink -f "$OUT")
@@ -113,10 +116,20 @@ for D in $OUTAGES; do
 					"$("$TB_PY" -c "print($w - $LEAD)")" --timeout $((EVERY + 60)))
 				n0=$(lift_nstat_json fh)
 				rc=0
+				t0w=$(date +%s.%N)
 				tb_ns mh "$TB_PY" "$TB_E2E_DIR/lift_pages.py" bulk --host "$TB_IP_FH" \
-					--port "$port" --size "$SIZE" --tag "$tag-r$rep" --timeout 120 \
+					--port "$port" --size "$SIZE" --tag "$tag-r$rep" --timeout "$FTIMEOUT" \
 					--out "$TB_DIR/bulk.jsonl" 2>>"$TB_DIR/bulk-$tag.log" || rc=$?
-				[ $rc = 0 ] || { cat "$TB_DIR/bulk-$tag.log" >&2; tb_fail "download $tag-r$rep failed"; }
+				if [ $rc != 0 ]; then
+					# no byte for FTIMEOUT s: censored (its seconds a lower bound), the run ends
+					grep -q "timed out" "$TB_DIR/bulk-$tag.log" ||
+						{ cat "$TB_DIR/bulk-$tag.log" >&2; tb_fail "download $tag-r$rep failed"; }
+					"$TB_PY" -c 'import json, sys, time
+print(json.dumps({"tag": sys.argv[1], "censored": True, "start_wall": float(sys.argv[2]),
+                  "seconds": round(time.time() - float(sys.argv[2]), 3), "bytes": 0,
+                  "uplink_bytes": 0, "trace": []}))' "$tag-r$rep" "$t0w" >>"$TB_DIR/bulk.jsonl"
+					tb_log "download $tag-r$rep: no byte for $FTIMEOUT s, recorded censored; run ends"
+				fi
 				n1=$(lift_nstat_json fh)
 				tail -n 1 "$TB_DIR/bulk.jsonl" | "$TB_PY" -c '
 import json, sys
@@ -128,6 +141,7 @@ r.update({"outage_s": float(sys.argv[3]), "sender": sys.argv[4], "lift": sys.arg
           "fh_nstat": {k: v - n0.get(k, 0) for k, v in n1.items()}})
 print(json.dumps(r))' "$n0" "$n1" "$D" "$snd" "$mode" "$rep" "$w" "$c0" "$LEAD" "$BOTH" "$TIMER" \
 					>>"$OUT.d/downloads.jsonl"
+				[ $rc = 0 ] || break
 			done
 			kill "$SS" "$SRV" $PCAP 2>/dev/null || true
 			lift_stop_agents
