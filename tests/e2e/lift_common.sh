@@ -79,6 +79,19 @@ lift_start_agent() {
 	tb_ns "$ns" sysctl -qw net.ipv4.conf.le2x0.rp_filter=0 net.ipv4.conf.all.rp_filter=0
 }
 
+# lift_run_start SENDER MODE: a run's sender settings, the three boxes
+# (x_emu.yaml, x_hub.yaml, x_terminal.yaml), fh's agent (--lift off) and mh's
+# (--lift MODE), and a path fh -> mh through them.
+lift_run_start() {
+	lift_senders "$1"
+	tb_box_start emu "$TB_DIR/x_emu.yaml" 1
+	tb_box_start hub "$TB_DIR/x_hub.yaml" 0
+	tb_box_start term "$TB_DIR/x_terminal.yaml" 0
+	lift_start_agent fh "$TB_IP_FH" "$TB_IP_MH" off
+	lift_start_agent mh "$TB_IP_MH" "$TB_IP_FH" "$2"
+	tb_wait_path fh "$TB_IP_MH" 60
+}
+
 # lift_stop_agents: SIGTERM both agents, wait for each.
 lift_stop_agents() {
 	local ns pid

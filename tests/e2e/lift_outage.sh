@@ -88,13 +88,7 @@ for D in $OUTAGES; do
 		for mode in $MODES; do
 			tag="d$D-$snd-$mode"
 			tb_log "run $tag: $REPS downloads of $SIZE B, each ${LEAD} s before an outage of $D s"
-			lift_senders "$snd"
-			tb_box_start emu "$TB_DIR/x_emu.yaml" 1
-			tb_box_start hub "$TB_DIR/x_hub.yaml" 0
-			tb_box_start term "$TB_DIR/x_terminal.yaml" 0
-			lift_start_agent fh "$TB_IP_FH" "$TB_IP_MH" off
-			lift_start_agent mh "$TB_IP_MH" "$TB_IP_FH" "$mode"
-			tb_wait_path fh "$TB_IP_MH" 60
+			lift_run_start "$snd" "$mode"
 			port=$(tb_rand_port)
 			tb_bg fh "srv-$tag" "$TB_PY" "$TB_E2E_DIR/lift_pages.py" serve --bind "$TB_IP_FH" \
 				--port "$port" --cc "$([ "$snd" = reno ] && echo reno || echo cubic)"
