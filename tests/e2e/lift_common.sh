@@ -76,6 +76,8 @@ lift_start_agent() {
 	tb_ns "$ns" ip rule add to "$peer" lookup 161 pref 110 2>/dev/null || true
 	# MSS 1224 (Table I): the TUN's MTU is 1282, advmss says 1224 exactly
 	tb_ns "$ns" ip route replace "$peer" dev le2x0 src "$local" advmss 1224 table 161
+	# fail closed when the agent stops (test_lift_chain.sh says why)
+	tb_ns "$ns" ip route replace blackhole "$peer" metric 4096 table 161
 	tb_ns "$ns" sysctl -qw net.ipv4.conf.le2x0.rp_filter=0 net.ipv4.conf.all.rp_filter=0
 }
 

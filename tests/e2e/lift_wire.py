@@ -5,7 +5,9 @@
   lift_wire.py capture IFACE OUT.json --ready FILE
       Count every IPv4/IPv6 packet IFACE receives (not what it sends), by IP
       protocol and source address, until SIGTERM; then write
-      {"frames": N, "drops": D, "by_proto": {"50": n, ...}, "by_src_proto": {"10.20.1.1/50": n}}.
+      {"frames": N, "drops": D, "by_proto": {"50": n, ...}, "by_src_proto": {"10.20.1.1/50": n},
+       "not_esp": [the first 16 non-ESP packets not from a link-local address:
+                   "+T.TTTs SRC > DST proto P len L" and TCP flags or ICMP type/code]}.
   lift_wire.py inject IFACE SRC_MAC DST_MAC SRC DST PROTO COUNT OUT.json
       Send COUNT LIFT packets (IP protocol PROTO) at layer 2 from IFACE: the
       first half Setups (flow 1, SPI 0x1e5a0002, ESP), the rest TCP-ACK headers
@@ -16,6 +18,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 
 
 def capture(iface, out, ready):
@@ -25,7 +28,8 @@ def capture(iface, out, ready):
     stop = []
     signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
     open(ready, "w").close()
-    frames, by_proto, by_src = 0, {}, {}
+    frames, by_proto, by_src, not_esp = 0, {}, {}, []
+    t0 = time.monotonic()
     s.settimeout(0.2)
     while not stop:
         try:
@@ -40,17 +44,29 @@ def capture(iface, out, ready):
         et = struct.unpack("!H", pkt[12:14])[0]
         if et == 0x0800 and len(pkt) >= 34:
             proto, src = pkt[23], socket.inet_ntop(socket.AF_INET, pkt[26:30])
+            dst, l4 = socket.inet_ntop(socket.AF_INET, pkt[30:34]), 14 + (pkt[14] & 15) * 4
         elif et == 0x86DD and len(pkt) >= 54:
             proto, src = pkt[20], socket.inet_ntop(socket.AF_INET6, pkt[22:38])
+            dst, l4 = socket.inet_ntop(socket.AF_INET6, pkt[38:54]), 54
         else:
             continue
         by_proto[str(proto)] = by_proto.get(str(proto), 0) + 1
         k = "%s/%d" % (src, proto)
         by_src[k] = by_src.get(k, 0) + 1
+        # what a failed "only ESP" check needs to say (the IPv6 header is
+        # taken as 40 bytes: an extension header shows as its own protocol)
+        if proto != 50 and not src.startswith("fe80:") and len(not_esp) < 16:
+            d = "+%.3fs %s > %s proto %d len %d" % (time.monotonic() - t0, src, dst, proto,
+                                                     len(pkt))
+            if proto == 6 and len(pkt) >= l4 + 14:
+                d += " tcp flags 0x%02x" % pkt[l4 + 13]
+            elif proto in (1, 58) and len(pkt) >= l4 + 2:
+                d += " icmp type %d code %d" % (pkt[l4], pkt[l4 + 1])
+            not_esp.append(d)
     # struct tpacket_stats {tp_packets, tp_drops}: what the socket lost
     drops = struct.unpack("II", s.getsockopt(263, 6, 8))[1]  # SOL_PACKET, PACKET_STATISTICS
-    json.dump({"frames": frames, "drops": drops, "by_proto": by_proto, "by_src_proto": by_src},
-              open(out, "w"))
+    json.dump({"frames": frames, "drops": drops, "by_proto": by_proto, "by_src_proto": by_src,
+               "not_esp": not_esp}, open(out, "w"))
 
 
 def csum(b):

@@ -120,6 +120,11 @@ start_agent() {
 	tb_ns "$ns" "${IP[@]}" rule add fwmark "$MARK" lookup main pref 100
 	tb_ns "$ns" "${IP[@]}" rule add to "$peer" lookup 161 pref 110
 	tb_ns "$ns" "${IP[@]}" route add "$peer" dev le2l0 src "$local" table 161
+	# Fail closed: once the agent (and its TUN route) is gone, the host's
+	# packets to the peer are dropped, never sent in clear. Without it a TCP
+	# close still under way when the MH's agent stops, and the kernel's
+	# ICMPv6 answers to the ESP that follows, left mh in clear (CI, stop 27).
+	tb_ns "$ns" "${IP[@]}" route add blackhole "$peer" metric 4096 table 161
 	tb_ns "$ns" sysctl -qw net.ipv4.conf.le2l0.rp_filter=0 net.ipv4.conf.all.rp_filter=0
 }
 start_agent fh "$A_FH" "$A_MH" off
@@ -252,6 +257,8 @@ checks = [
 ]
 for ok, w in checks:
     print("  %s %s" % ("ok  " if ok else "FAIL", w))
+for d in cap.get("not_esp", []):
+    print("  fh0 received, not ESP: %s" % d)
 sys.exit(0 if all(ok for ok, _ in checks) else 1)
 PY
 	tb_fail "LIFT checks failed (hub $TB_DIR/hub-run.json, agent $TB_DIR/agent-mh.json)"

@@ -146,6 +146,8 @@ tb_ns mh ip link show lkl0 >/dev/null 2>&1 ||
 tb_ns mh ip rule add fwmark "$MARK" lookup main pref 100
 tb_ns mh ip rule add to "$TB_IP_FH" lookup 161 pref 110
 tb_ns mh ip route add "$TB_IP_FH" dev lkl0 src "$TB_IP_MH" table 161
+# fail closed when the agent stops (test_lift_chain.sh says why)
+tb_ns mh ip route add blackhole "$TB_IP_FH" metric 4096 table 161
 tb_ns mh sysctl -qw net.ipv4.conf.lkl0.rp_filter=0 net.ipv4.conf.all.rp_filter=0
 
 vm_wait
@@ -343,6 +345,8 @@ checks = [
 ]
 for ok, w in checks:
     print("  %s %s" % ("ok  " if ok else "FAIL", w))
+for d in cap.get("not_esp", []):
+    print("  fh0 received, not ESP: %s" % d)
 sys.exit(0 if all(ok for ok, _ in checks) else 1)
 PY
 	tb_fail "LIFT checks failed (hub $TB_DIR/hub-run.json, agent $TB_DIR/agent-mh.json)"
