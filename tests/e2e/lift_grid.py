@@ -2,12 +2,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The LIFT grid's statistics and plot (docs/experiments.md, "LIFT (issue 8)").
 
-Usage: lift_grid.py OUT.png OUT.json DIR [DIR ...]
+Usage: lift_grid.py OUT.png OUT.json DIR|EARLIER.json [DIR|EARLIER.json ...]
 
 DIR is a lift_grid_run.sh output directory: one SENDER-TIMER-tgX-tbY-MODE-sS.json.d/
 per run of lift_experiment.sh, with pages-*.jsonl (one record per page, written
 as pages complete), runs.jsonl (the run's counters, if the run finished) and
-ss-*.log (the sender's ss -tin samples).
+ss-*.log (the sender's ss -tin samples). EARLIER.json is an OUT.json this
+script wrote before (its pages and runs, e.g. docs/data/): a point's data can
+grow over several sessions without keeping the raw directories. A page or run
+present twice (the same sender, timer, point, mode, seed and page) counts once.
 
 Pairing: page i of seed s without LIFT against page i of seed s with LIFT (the
 same page objects, the same channel realisation in time from the run's start;
@@ -51,9 +54,24 @@ def t975(df):
     return T975[df] if df < len(T975) else 1.96 + 2.4 / df
 
 
+def dedup(items, key):
+    seen, out = set(), []
+    for x in items:
+        k = tuple(x.get(f) for f in key)
+        if k not in seen:
+            seen.add(k)
+            out.append(x)
+    return out
+
+
 def load(dirs):
     pages, runs = [], []
     for d in dirs:
+        if os.path.isfile(d):
+            e = json.load(open(d))
+            pages += e["pages"]
+            runs += e["runs"]
+            continue
         for rd in sorted(glob.glob(os.path.join(d, "*.json.d"))):
             m = RUN.match(os.path.basename(rd))
             if not m:
@@ -86,7 +104,8 @@ def load(dirs):
                             r["cwnd_collapses"], r["frozen_samples"], r["ss_samples"] = \
                                 ss_stats(ss)
                         runs.append(r)
-    return pages, runs
+    k = ("sender", "timer", "t_good_s", "t_bad_s", "lift", "seed")
+    return dedup(pages, k + ("page",)), dedup(runs, k)
 
 
 def ratio_ci(pairs, rng, n_boot=4000):
