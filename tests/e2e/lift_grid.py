@@ -25,6 +25,12 @@ censored time, a lower bound; the table says how many.
 
 Writes OUT.json (pages, runs with the ss figures, and the table's numbers) and
 OUT.png, and prints the markdown table.
+
+  lift_grid.py --realisations PNG GRID.json
+      For one point of an OUT.json: each realisation's on/off (the sums of its
+      paired pages), and the ratio of means with its 95 % seed-bootstrap
+      interval as realisations are added in seed order: how far a few
+      realisations can mislead. Prints the per-realisation table.
 """
 import glob
 import json
@@ -275,7 +281,62 @@ def plot(rows, pages, out):
     fig.savefig(out, dpi=90)
 
 
+def realisations(out, grid):
+    d = json.load(open(grid))
+    if len(d["summary"]) != 1:
+        sys.exit("--realisations: %s holds %d points, not one" % (grid, len(d["summary"])))
+    by = {}
+    for p in d["pages"]:
+        by.setdefault((p["seed"], p["page"]), {})[p["lift"]] = p
+    pairs = {}
+    for (seed, _), m in sorted(by.items()):
+        if "off" in m and "on" in m:
+            pairs.setdefault(seed, []).append((m["off"]["seconds"], m["on"]["seconds"]))
+    seeds = sorted(pairs)
+    print("| seed | pairs | page s off / on (sums) | on/off |\n|---|---|---|---|")
+    per = []
+    for s in seeds:
+        a, b = sum(x for x, _ in pairs[s]), sum(y for _, y in pairs[s])
+        per.append(b / a)
+        print("| %d | %d | %.1f / %.1f | %.2f |" % (s, len(pairs[s]), a, b, b / a))
+    rng = random.Random(8)
+    cum = []
+    for n in range(2, len(seeds) + 1):
+        sub = {s: pairs[s] for s in seeds[:n]}
+        so = sum(a for v in sub.values() for a, _ in v)
+        sn = sum(b for v in sub.values() for _, b in v)
+        cum.append((n, sn / so) + ratio_ci(sub, rng, 2000))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    ax = axes[0]
+    ax.bar(range(len(seeds)), per, color=["tab:green" if r < 1 else "tab:red" for r in per])
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(seeds)))
+    ax.set_xticklabels([str(s) for s in seeds], rotation=90, fontsize=7)
+    ax.set_xlabel("channel realisation (seed)")
+    ax.set_ylabel("page time with / without LIFT (sum of paired pages)")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax = axes[1]
+    ns = [c[0] for c in cum]
+    ax.fill_between(ns, [c[2] for c in cum], [c[3] for c in cum], alpha=0.25,
+                    label="95 % CI (seed bootstrap)")
+    ax.plot(ns, [c[1] for c in cum], "o-", ms=3, label="ratio of mean page times")
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xlabel("realisations included (in seed order)")
+    ax.set_ylabel("with / without LIFT")
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+    r = d["summary"][0]
+    fig.suptitle("%s sender, timer %s, T_good %g s / T_bad %g s: %d page pairs" % (
+        r["sender"], r["timer"], r["t_good_s"], r["t_bad_s"], r["pairs"]), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=90)
+
+
 def main():
+    if sys.argv[1] == "--realisations":
+        realisations(sys.argv[2], sys.argv[3])
+        return
     out_png, out_json, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
     pages, runs = load(dirs)
     rows = summarise(pages, runs)
