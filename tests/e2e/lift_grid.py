@@ -133,22 +133,29 @@ def ratio_ci(pairs, rng, n_boot=4000):
     return vals[int(0.025 * len(vals))], vals[int(0.975 * len(vals)) - 1]
 
 
-def summarise(pages, runs):
-    rng = random.Random(8)
+def paired(pages):
+    """{(sender, timer, t_good, t_bad): [(seed, off page, on page), ...]} in
+    (seed, page) order: the pages present in both modes."""
     idx = {}
     for p in pages:
         k = (p["sender"], p["timer"], p["t_good_s"], p["t_bad_s"])
         idx.setdefault(k, {}).setdefault((p["seed"], p["page"]), {})[p["lift"]] = p
+    return {k: [(seed, by["off"], by["on"]) for (seed, _), by in sorted(v.items())
+                if "off" in by and "on" in by] for k, v in idx.items()}
+
+
+def summarise(pages, runs):
+    rng = random.Random(8)
+    idx = paired(pages)
     rows = []
     for k in sorted(idx, key=lambda k: (k[0] != "reno", k[1], k[3], k[2])):
         pairs, diffs, cens = {}, [], [0, 0]
-        for (seed, _), by in sorted(idx[k].items()):
-            if "off" in by and "on" in by:
-                a, b = by["off"]["seconds"], by["on"]["seconds"]
-                pairs.setdefault(seed, []).append((a, b))
-                diffs.append(b - a)
-                cens[0] += bool(by["off"].get("censored"))
-                cens[1] += bool(by["on"].get("censored"))
+        for seed, po, pn in idx[k]:
+            a, b = po["seconds"], pn["seconds"]
+            pairs.setdefault(seed, []).append((a, b))
+            diffs.append(b - a)
+            cens[0] += bool(po.get("censored"))
+            cens[1] += bool(pn.get("censored"))
         n = len(diffs)
         if n == 0:
             continue
@@ -285,13 +292,10 @@ def realisations(out, grid):
     d = json.load(open(grid))
     if len(d["summary"]) != 1:
         sys.exit("--realisations: %s holds %d points, not one" % (grid, len(d["summary"])))
-    by = {}
-    for p in d["pages"]:
-        by.setdefault((p["seed"], p["page"]), {})[p["lift"]] = p
     pairs = {}
-    for (seed, _), m in sorted(by.items()):
-        if "off" in m and "on" in m:
-            pairs.setdefault(seed, []).append((m["off"]["seconds"], m["on"]["seconds"]))
+    for pt in paired(d["pages"]).values():
+        for seed, po, pn in pt:
+            pairs.setdefault(seed, []).append((po["seconds"], pn["seconds"]))
     seeds = sorted(pairs)
     print("| seed | pairs | page s off / on (sums) | on/off |\n|---|---|---|---|")
     per = []
