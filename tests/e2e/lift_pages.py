@@ -21,6 +21,11 @@
       One download of BYTES on a new connection (lift_outage.sh): one JSON line
       with its seconds, the wall time it started, the uplink bytes, and its
       progress (seconds from the start, bytes received) every 50 ms.
+
+A page or download that receives nothing for --timeout s is written as a
+censored record ("censored": true, its seconds from its start to the timeout:
+a lower bound; bytes, objects and uplink bytes 0, an empty trace) and the
+program exits with status 3 (CENSORED); any other failure exits 1.
 """
 import argparse
 import json
@@ -29,6 +34,8 @@ import random
 import socket
 import sys
 import time
+
+CENSORED = 3     # exit status: the last record is censored (receive timeout)
 
 
 def lognormal(rng, mean, std):
@@ -75,22 +82,39 @@ def txbytes(iface):
         return int(f.read())
 
 
+def censored(out, rec, t0):
+    """The receive timeout: rec, censored at the time since t0, ends the program."""
+    rec.update({"seconds": round(time.monotonic() - t0, 3), "censored": True})
+    out.write(json.dumps(rec) + "\n")
+    out.close()
+    print("timed out: %s" % json.dumps(rec), file=sys.stderr)
+    sys.exit(CENSORED)
+
+
+def get_page(s, objs):
+    got = 0
+    for size in objs:
+        s.sendall(b"%d\n" % size)
+        left = size
+        while left > 0:
+            b = s.recv(min(left, 65536))
+            if not b:
+                sys.exit("connection closed early")
+            left -= len(b)
+        got += size
+    return got
+
+
 def fetch(a):
     out = open(a.out, "w")
     for i, objs in enumerate(pages(a.seed, a.pages, a.cap_kb * 1024)):
         up0 = txbytes(a.iface)
         t0 = time.monotonic()
-        s = socket.create_connection((a.host, a.port), timeout=a.timeout)
-        got = 0
-        for size in objs:
-            s.sendall(b"%d\n" % size)
-            left = size
-            while left > 0:
-                b = s.recv(min(left, 65536))
-                if not b:
-                    sys.exit("connection closed early")
-                left -= len(b)
-            got += size
+        try:
+            s = socket.create_connection((a.host, a.port), timeout=a.timeout)
+            got = get_page(s, objs)
+        except socket.timeout:
+            censored(out, {"page": i, "bytes": 0, "objects": 0, "uplink_bytes": 0}, t0)
         s.close()
         dt = time.monotonic() - t0
         rec = {"page": i, "seconds": round(dt, 4), "bytes": got, "objects": len(objs),
@@ -104,19 +128,23 @@ def bulk(a):
     up0 = txbytes(a.iface)
     wall0 = time.time()
     t0 = time.monotonic()
-    s = socket.create_connection((a.host, a.port), timeout=a.timeout)
-    s.sendall(b"%d\n" % a.size)
     left, got, trace, last = a.size, 0, [[0.0, 0]], 0.0
-    while left > 0:
-        b = s.recv(min(left, 65536))
-        if not b:
-            sys.exit("connection closed early")
-        left -= len(b)
-        got += len(b)
-        t = time.monotonic() - t0
-        if t - last >= 0.05 or left == 0:
-            trace.append([round(t, 3), got])
-            last = t
+    try:
+        s = socket.create_connection((a.host, a.port), timeout=a.timeout)
+        s.sendall(b"%d\n" % a.size)
+        while left > 0:
+            b = s.recv(min(left, 65536))
+            if not b:
+                sys.exit("connection closed early")
+            left -= len(b)
+            got += len(b)
+            t = time.monotonic() - t0
+            if t - last >= 0.05 or left == 0:
+                trace.append([round(t, 3), got])
+                last = t
+    except socket.timeout:
+        censored(open(a.out, "a"), {"tag": a.tag, "start_wall": wall0, "bytes": 0,
+                                    "uplink_bytes": 0, "trace": []}, t0)
     s.close()
     rec = {"tag": a.tag, "seconds": round(time.monotonic() - t0, 4), "start_wall": wall0,
            "bytes": got, "uplink_bytes": txbytes(a.iface) - up0, "trace": trace}
