@@ -1109,10 +1109,13 @@ TEST(LiftProperty, RandomInputsConserveHandles)
 //  - kTimerStops: Freeze-TCP's and the seed's premise: no sending, the
 //    retransmission timer stopped; window reopened: timer restarted.
 //  - kBsd: 4.4BSD's tcp_output as FreeBSD's default stack and XNU still have
-//    it (the `len < 0` branch): the timer cancelled, its backoff reset,
-//    snd_nxt pulled back to snd_una (the outstanding data is sent again once
-//    the window reopens) and the persist timer (5 s floor, TCPTV_PERSMIN)
-//    probing with the segment at snd_una.
+//    it (the `len < 0` branch): when data waits to be sent beyond what is
+//    outstanding, the timer cancelled, its backoff reset, snd_nxt pulled
+//    back to snd_una (the outstanding data is sent again once the window
+//    reopens) and the persist timer (5 s floor, TCPTV_PERSMIN) probing with
+//    the segment at snd_una. With nothing more to send (the transfer's tail)
+//    the timer runs on; its expiry takes the usual timeout's toll, then the
+//    same branch (snd_nxt back at snd_una) cancels it for the persist timer.
 //  - kLinux: net/ipv4/tcp_timer.c, tcp_retransmit_timer: the timer keeps
 //    running; at its expiry under a zero window the sender enters loss
 //    (cwnd 1) and sends the head, without counting the timeout in
@@ -1385,9 +1388,9 @@ RunModel(const ModelConf &mc)
 					snd_nxt = snd_una;
 				if (mc.zw == Zw::kTimerStops) {
 					rto_stop();
-				} else if (mc.zw == Zw::kBsd) {
-					// window shrank to 0: cancel the retransmit, pull
-					// snd_nxt back, persist
+				} else if (mc.zw == Zw::kBsd && snd_nxt < mc.segs) {
+					// window shrank to 0 with more to send: cancel the
+					// retransmit, pull snd_nxt back, persist
 					rto_stop();
 					shift = 0;
 					snd_nxt = snd_una;
@@ -1507,6 +1510,15 @@ RunModel(const ModelConf &mc)
 					snd_nxt = snd_una + 1;
 				}
 				rto_start();
+				break;
+			}
+			if (mc.zw == Zw::kBsd && frozen) {
+				// the tail's timeout under a zero window: tcp_output finds
+				// the window shut with data to send (snd_nxt = snd_una)
+				rto_stop();
+				shift = 0;
+				if (!persist_on)
+					persist_start();
 				break;
 			}
 			if (mc.zw == Zw::kLinux)
@@ -1675,10 +1687,13 @@ TEST(LiftModel, WhatLiftIsWorthDependsOnTheSendersZeroWindow)
 				g.lift = true;
 				on[k] = RunSeeds(g, kSeeds);
 				std::printf("rwnd %2u, T_bad %.0f s, %-11s: without LIFT %3u "
-					    "timeouts %.2f s, with LIFT %3u timeouts %.2f s: "
-					    "on/off %.3f\n", rw, static_cast<double>(t_bad) / kSec,
-					    ZwName(z), off[k].timeouts, off[k].secs,
-					    on[k].timeouts, on[k].secs, on[k].secs / off[k].secs);
+					    "timeouts %.2f s, with LIFT %3u timeouts %.2f s "
+					    "(%3llu freezes): on/off %.3f\n", rw,
+					    static_cast<double>(t_bad) / kSec, ZwName(z),
+					    off[k].timeouts, off[k].secs, on[k].timeouts,
+					    on[k].secs,
+					    static_cast<unsigned long long>(on[k].freezes),
+					    on[k].secs / off[k].secs);
 			}
 			// Freeze-TCP's sender: the seed's gain, at any window
 			EXPECT_LT(on[0].secs, off[0].secs * 0.9);
@@ -1698,9 +1713,10 @@ TEST(LiftModel, WhatLiftIsWorthDependsOnTheSendersZeroWindow)
 	// past 0.98 s: the fixed timer (and the adaptive one, capped at timer_ms)
 	// freezes in outages the sender would have sat out. The adaptive timer
 	// with timer_ms at 5 s follows the RTO and freezes only near it: BSD
-	// gains too. Linux does not.
+	// gains too; the seed's sender a little less than with the cap. Linux
+	// does not.
 	for (uint64_t t_bad : {2 * kSec, 4 * kSec}) {
-		for (Zw z : {Zw::kBsd, Zw::kLinux}) {
+		for (Zw z : {Zw::kTimerStops, Zw::kBsd, Zw::kLinux}) {
 			ModelConf g;
 			g.zw = z;
 			g.t_bad = t_bad;
@@ -1710,15 +1726,15 @@ TEST(LiftModel, WhatLiftIsWorthDependsOnTheSendersZeroWindow)
 			Sum off = RunSeeds(g, kSeeds);
 			g.lift = true;
 			Sum on = RunSeeds(g, kSeeds);
-			std::printf("rwnd 53, T_bad %.0f s, %-5s, adaptive up to 5 s: without "
+			std::printf("rwnd 53, T_bad %.0f s, %-11s, adaptive up to 5 s: without "
 				    "LIFT %.2f s, with LIFT %.2f s (%llu freezes): on/off %.3f\n",
 				    static_cast<double>(t_bad) / kSec, ZwName(z), off.secs,
 				    on.secs, static_cast<unsigned long long>(on.freezes),
 				    on.secs / off.secs);
-			if (z == Zw::kBsd)
-				EXPECT_LT(on.secs, off.secs * 0.95);
-			else
+			if (z == Zw::kLinux)
 				EXPECT_GT(on.secs, off.secs);
+			else
+				EXPECT_LT(on.secs, off.secs * 0.95);
 		}
 	}
 }
