@@ -1668,7 +1668,6 @@ TEST(LiftModel, LinuxLikeRtoFixedTimerVersusAdaptive)
 	EXPECT_EQ(ra.timeouts, 0u);
 }
 
-
 const char *
 ZwName(Zw z)
 {
