@@ -20,7 +20,9 @@
 #   LIFT_X_TIMER (fixed | adaptive: the hub's `lift: timer`),
 #   LIFT_X_SEEDS ("S S ...": one run per seed and mode, each seed its own
 #   channel realisation and page sequence; default LIFT_X_SEED),
-#   LIFT_X_TIMEOUT (the fetcher's receive timeout, 120 s), LIFT_X_TAG (the
+#   LIFT_X_BULK (bytes; 0: web pages): every page one bulk download of this
+#   size on its own connection (records as for pages, "bulk_bytes" in each
+#   run's), LIFT_X_TIMEOUT (the fetcher's receive timeout, 120 s), LIFT_X_TAG (the
 #   namespace / DPDK prefix, "le2x"; a run's names also carry its pid and a
 #   random number, so parallel runs do not collide).
 # A page that hits the receive timeout is recorded as censored (its seconds
@@ -49,6 +51,7 @@ SEEDS=${LIFT_X_SEEDS:-$SEED}
 FTIMEOUT=${LIFT_X_TIMEOUT:-120}
 TAG=${LIFT_X_TAG:-le2x}
 TIMER=${LIFT_X_TIMER:-fixed}             # the hub's lift timer: fixed (0.98 s) or adaptive
+BULK=${LIFT_X_BULK:-0}                   # bytes: each page one bulk download of this size
 MARK=0x1e50
 OUT=${3:?usage: lift_experiment.sh SATGW MH_LIFT OUT.json}
 OUT=$(readlink -f "$OUT")
@@ -86,7 +89,7 @@ for pt in $POINTS; do
 			rc=0
 			tb_ns mh "$TB_PY" "$TB_E2E_DIR/lift_pages.py" fetch --host "$TB_IP_FH" --port "$port" \
 				--pages "$PAGES" --seed "$SEED" --out "$OUT.d/pages-$tag.jsonl" \
-				--timeout "$FTIMEOUT" --iface mh0 >"$TB_DIR/fetch-$tag.log" 2>&1 || rc=$?
+				--timeout "$FTIMEOUT" --iface mh0 --bulk "$BULK" >"$TB_DIR/fetch-$tag.log" 2>&1 || rc=$?
 			# 3: the fetcher wrote the page in flight as censored (lift_pages.py)
 			if [ $rc = 3 ]; then
 				tb_log "run $tag: page timed out after ${FTIMEOUT} s idle, recorded censored"
@@ -102,7 +105,7 @@ for pt in $POINTS; do
 			first=0
 			cp "$TB_DIR/ss-$tag.log" "$OUT.d/" 2>/dev/null || true
 			"$TB_PY" - "$OUT.d/pages-$tag.jsonl" "$TB_DIR/hub-$tag.json" "$TB_DIR/agent-mh.json" \
-				"$nst" "$tg" "$tbad" "$snd" "$mode" "$TIMER" "$nst0" "$SEED" "$OUT.d/runs.jsonl" \
+				"$nst" "$tg" "$tbad" "$snd" "$mode" "$TIMER" "$nst0" "$SEED" "$OUT.d/runs.jsonl" "$BULK" \
 				>>"$OUT.tmp" <<'PY'
 import json, sys
 pages = [json.loads(l) for l in open(sys.argv[1])]
@@ -117,6 +120,7 @@ rec = {"t_good_s": float(sys.argv[5]), "t_bad_s": float(sys.argv[6]), "sender": 
        "mean_uplink_bytes": round(sum(p["uplink_bytes"] for p in pages if not p.get("censored"))
                                   / max(1, sum(1 for p in pages if not p.get("censored")))),
        "page_s": [p["seconds"] for p in pages], "seed": int(sys.argv[11]),
+       "bulk_bytes": int(sys.argv[13]),
        "censored": [p["page"] for p in pages if p.get("censored")],
        "fh_nstat": nst,
        "hub_lift": {k: L[k] for k in ("acks_rx", "fracks_rx", "acks_held", "freezes",

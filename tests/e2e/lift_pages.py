@@ -6,7 +6,7 @@
       For each connection: read request lines "SIZE\\n", answer SIZE bytes each,
       until the client closes. Runs until killed.
   lift_pages.py fetch --host ADDR --port N --pages K --seed S --out FILE.jsonl
-                      [--iface mh0] [--cap-kb 100] [--timeout 120]
+                      [--iface mh0] [--cap-kb 100] [--timeout 120] [--bulk BYTES]
       K pages, one after the other (no think time). A page: a new TCP connection,
       the main object, then its in-line objects one after the other on the
       same connection (HTTP/1.1-like, no pipelining), closed. Sizes from Table
@@ -16,6 +16,8 @@
       pages dominate a small run), at most 20 in-line objects. The same seed
       gives the same pages. One JSON line per page: seconds, bytes, objects,
       and the uplink bytes the host's interface sent meanwhile (--iface).
+      --bulk BYTES: each page is one object of BYTES instead (a bulk download
+      per connection, the same records; the seed then only names the run).
   lift_pages.py bulk --host ADDR --port N --size BYTES --out FILE.jsonl
                      [--iface mh0] [--timeout 120] [--tag T]
       One download of BYTES on a new connection (lift_outage.sh): one JSON line
@@ -107,7 +109,8 @@ def get_page(s, objs):
 
 def fetch(a):
     out = open(a.out, "w")
-    for i, objs in enumerate(pages(a.seed, a.pages, a.cap_kb * 1024)):
+    plan = [[a.bulk]] * a.pages if a.bulk else pages(a.seed, a.pages, a.cap_kb * 1024)
+    for i, objs in enumerate(plan):
         up0 = txbytes(a.iface)
         t0 = time.monotonic()
         try:
@@ -169,6 +172,7 @@ def main():
     f.add_argument("--iface", default="mh0")
     f.add_argument("--cap-kb", type=int, default=100)
     f.add_argument("--timeout", type=float, default=120)
+    f.add_argument("--bulk", type=int, default=0, help="each page one object of this size")
     b = sub.add_parser("bulk")
     b.add_argument("--host", required=True)
     b.add_argument("--port", type=int, required=True)
