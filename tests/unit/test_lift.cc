@@ -1108,14 +1108,19 @@ TEST(LiftProperty, RandomInputsConserveHandles)
 // the whole question for LIFT, so the model has three (ModelConf::zw):
 //  - kTimerStops: Freeze-TCP's and the seed's premise: no sending, the
 //    retransmission timer stopped; window reopened: timer restarted.
-//  - kBsd: 4.4BSD's tcp_output as FreeBSD's default stack and XNU still have
-//    it (the `len < 0` branch): when data waits to be sent beyond what is
-//    outstanding, the timer cancelled, its backoff reset, snd_nxt pulled
-//    back to snd_una (the outstanding data is sent again once the window
-//    reopens) and the persist timer (5 s floor, TCPTV_PERSMIN) probing with
-//    the segment at snd_una. With nothing more to send (the transfer's tail)
-//    the timer runs on; its expiry takes the usual timeout's toll, then the
-//    same branch (snd_nxt back at snd_una) cancels it for the persist timer.
+//  - kBsd: FreeBSD's default stack, tcp_output's 4.4BSD branch (`len <= 0`,
+//    `sendwin == 0`): when data waits to be sent beyond what is outstanding,
+//    the timer cancelled, its backoff reset, snd_nxt pulled back to snd_una
+//    (the outstanding data is sent again once the window reopens) and the
+//    persist timer (5 s floor, TCPTV_PERSMIN) probing with the segment at
+//    snd_una. With nothing more to send (the transfer's tail) the timer runs
+//    on; its expiry takes the usual timeout's toll, then the same branch
+//    (snd_nxt back at snd_una) cancels it for the persist timer. (XNU's
+//    branch has no such tail condition.) A BSD sender takes a window from an
+//    ACK only if it moves the ACK number or, at the same one, grows the
+//    window (tcp_input's snd_wl2 test): a FrACK that acknowledges nothing new
+//    (a spare, its TCP ACK already forwarded) does not freeze it. Its RTO is
+//    srtt + 4 rttvar + 200 ms (tcp_rexmit_slop): the model's Linux formula.
 //  - kLinux: net/ipv4/tcp_timer.c, tcp_retransmit_timer: the timer keeps
 //    running; at its expiry under a zero window the sender enters loss
 //    (cwnd 1) and sends the head, without counting the timeout in
@@ -1123,7 +1128,8 @@ TEST(LiftProperty, RandomInputsConserveHandles)
 //    test (Loss and icsk_retransmits == 0) holds again at the next one and
 //    ssthresh is taken again from cwnd 1: 2. Reno's ssthresh (cwnd / 2, at
 //    least 2), no SACK, timestamps or F-RTO: Linux configured as the seed's
-//    sender (experiments.md), whose runs this is checked against. Without
+//    sender (experiments.md), whose runs this is checked against; Linux's
+//    RTO formula. Without
 //    SACK there is no tail loss probe, so the FrACK, which acknowledges the
 //    held TCP ACK's data, restarts the timer from its arrival (tcp_ack ->
 //    tcp_rearm_rto) before the window shuts: one postponement per freeze.
@@ -1131,6 +1137,9 @@ TEST(LiftProperty, RandomInputsConserveHandles)
 //    loss probe instead, which a zero window keeps from sending, and the
 //    timer is re-armed from the head's send time (tcp_send_loss_probe,
 //    tcp_rto_delta_us), earlier than the probe would have re-armed it.
+// kBsd and kLinux keep a backed-off timer until an RTT sample (Karn; Linux's
+// tcp_ack_update_rtt, FreeBSD's tcp_xmit_timer); kTimerStops, the seed's
+// model sender, resets it on any ACK of new data, as before.
 
 enum class Zw { kTimerStops, kBsd, kLinux };
 
@@ -1158,7 +1167,7 @@ struct ModelResult {
 	uint32_t zw_timeouts = 0;  // kLinux: timeouts under a zero window (in timeouts)
 	uint32_t probes = 0;       // kBsd: persist probes
 	uint32_t resent = 0;       // segments sent again (timeouts, go-back, probes)
-	double min_ssthresh = 64;
+	double min_ssthresh = 64;  // the lowest a timeout set (not fast retransmit)
 };
 
 ModelResult
@@ -1288,8 +1297,10 @@ RunModel(const ModelConf &mc)
 				srtt = srtt - srtt / 8 + r / 8;
 			}
 			timing = false;
+			shift = 0;
 		}
-		shift = 0;
+		if (mc.zw == Zw::kTimerStops)
+			shift = 0;
 		if (in_fr && a >= recover) {
 			in_fr = false;
 			cwnd = ssthresh;
@@ -1424,6 +1435,8 @@ RunModel(const ModelConf &mc)
 			bool win0 = e.frack;
 			if (win0 && a < snd_una)
 				break;  // an old ACK: ignored, window and all (RFC 793, Linux)
+			if (win0 && a == snd_una && mc.zw == Zw::kBsd)
+				break;  // BSD: a window may only grow at the same ACK number
 			if (win0) {
 				// A FrACK can acknowledge data the FH has not seen acknowledged
 				// (its TCP ACK is held): that is processed first (the timer
@@ -1677,11 +1690,11 @@ ZwName(Zw z)
 }
 
 // What LIFT is worth depends on what the sender does under a zero window
-// (the model's header). The same hub, channel and seeds with the three
-// senders, the seed's Reno (RTO >= 1 s, the hub's fixed 0.98 s timer), with
-// the seed's window (64 KB, 53 segments) and a small one (16). These are the
-// model's findings docs/lift.md reports ("Which senders a freeze helps"); the
-// assertions are those claims.
+// (the model's header). The same hub (fixed 0.98 s timer), channel and
+// seeds with the three senders (the seed's with its RTO of at least 1 s, BSD
+// and Linux with theirs), with the seed's window (64 KB, 53 segments) and a
+// small one (16). These are the model's findings docs/lift.md reports ("Which
+// senders a freeze helps"); the assertions are those claims.
 TEST(LiftModel, WhatLiftIsWorthDependsOnTheSendersZeroWindow)
 {
 	constexpr int kSeeds = 8;
@@ -1691,6 +1704,7 @@ TEST(LiftModel, WhatLiftIsWorthDependsOnTheSendersZeroWindow)
 			for (Zw z : {Zw::kTimerStops, Zw::kBsd, Zw::kLinux}) {
 				ModelConf g;
 				g.zw = z;
+				g.linux_rto = z != Zw::kTimerStops;  // the real stacks' RTO
 				g.t_bad = t_bad;
 				g.rwnd = rw;
 				g.segs = 600;
@@ -1710,17 +1724,13 @@ TEST(LiftModel, WhatLiftIsWorthDependsOnTheSendersZeroWindow)
 			// Freeze-TCP's sender: the seed's gain, at any window
 			EXPECT_LT(on[0].secs, off[0].secs * 0.9);
 			// Linux: the FrACK's restart saves some timeouts; those left come
-			// under the zero window, and with the small window's short RTO
-			// and long outages they cost more than the saved ones gain
+			// under the zero window: within 15 % either way, no clear gain
 			EXPECT_LT(on[2].timeouts, off[2].timeouts);
-			if (rw == 16 && t_bad == 4 * kSec) {
-				EXPECT_GT(on[2].secs, off[2].secs);
-			} else {
-				EXPECT_LT(on[2].secs, off[2].secs);
-			}
-			// BSD: no timeouts left, but every freeze sends the outstanding
+			EXPECT_GT(on[2].secs, off[2].secs * 0.85);
+			EXPECT_LT(on[2].secs, off[2].secs * 1.15);
+			// BSD: few timeouts left, but every freeze sends the outstanding
 			// window again: a gain with a small window, a loss with 64 KB
-			EXPECT_LE(on[1].timeouts * 5, off[1].timeouts);
+			EXPECT_LE(on[1].timeouts * 3, off[1].timeouts);
 			if (rw == 16)
 				EXPECT_LT(on[1].secs, off[1].secs);
 			else
@@ -1737,6 +1747,7 @@ TEST(LiftModel, WhatLiftIsWorthDependsOnTheSendersZeroWindow)
 		for (Zw z : {Zw::kTimerStops, Zw::kBsd, Zw::kLinux}) {
 			ModelConf g;
 			g.zw = z;
+			g.linux_rto = z != Zw::kTimerStops;
 			g.t_bad = t_bad;
 			g.segs = 600;
 			g.timer_mode = SGW_LIFT_TIMER_ADAPTIVE;
@@ -1749,8 +1760,10 @@ TEST(LiftModel, WhatLiftIsWorthDependsOnTheSendersZeroWindow)
 				    static_cast<double>(t_bad) / kSec, ZwName(z), off.secs,
 				    on.secs, static_cast<unsigned long long>(on.freezes),
 				    on.secs / off.secs);
-			if (z != Zw::kLinux) {
+			if (z == Zw::kTimerStops) {
 				EXPECT_LT(on.secs, off.secs * 0.95);
+			} else if (z == Zw::kBsd) {
+				EXPECT_LT(on.secs, off.secs);
 			}
 		}
 	}
