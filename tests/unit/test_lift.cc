@@ -1165,8 +1165,6 @@ struct ModelResult {
 	uint64_t frozen_ns = 0;
 	uint32_t outages = 0;
 	uint32_t zw_timeouts = 0;  // kLinux: timeouts under a zero window (in timeouts)
-	uint32_t probes = 0;       // kBsd: persist probes
-	uint32_t resent = 0;       // segments sent again (timeouts, go-back, probes)
 	double min_ssthresh = 64;  // the lowest a timeout set (not fast retransmit)
 };
 
@@ -1278,7 +1276,6 @@ RunModel(const ModelConf &mc)
 	};
 	auto persist_stop = [&]() { persist_on = false; ++persist_gen; pshift = 0; };
 	auto resend_head = [&]() {
-		res.resent++;
 		post({now + kWired, 0, SEG_HUB, snd_una, ++esp_down, 0, 0});
 	};
 	auto ack_new = [&](uint32_t a) {  // an ACK of new data
@@ -1322,8 +1319,6 @@ RunModel(const ModelConf &mc)
 		while (!frozen && snd_nxt < mc.segs &&
 		       snd_nxt - snd_una < std::min<double>(cwnd, rwnd)) {
 			uint32_t seg = snd_nxt++;
-			if (seg < high_tx)
-				res.resent++;
 			if (seg >= high_tx) {
 				high_tx = seg + 1;
 				if (!timing) {
@@ -1479,9 +1474,6 @@ RunModel(const ModelConf &mc)
 				}
 			} else if (was_frozen && snd_una < snd_nxt && mc.zw != Zw::kLinux) {
 				rto_start();
-			} else if (was_frozen && mc.zw == Zw::kBsd && !rto_on &&
-				   snd_una < high_tx) {
-				rto_start();  // pulled back: what was outstanding goes again
 			}
 			last_win0 = 0;
 			send();
@@ -1558,7 +1550,6 @@ RunModel(const ModelConf &mc)
 			if (!frozen)
 				break;
 			// a window probe: the byte at snd_una (here its segment)
-			res.probes++;
 			if (snd_una < mc.segs)
 				resend_head();
 			pshift = std::min(pshift + 1, 6);
