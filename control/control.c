@@ -58,6 +58,8 @@ satlink_diff(const struct sgw_satlink_conf *a, const struct sgw_satlink_conf *b)
 		return "keepalive_ms";
 	if (a->link_down_ms != b->link_down_ms)
 		return "link_down_ms";
+	if (a->rto_max_ms != b->rto_max_ms)
+		return "rto_max_ms";
 	if (a->send_queue != b->send_queue)
 		return "send_queue";
 	if (a->window_max != b->window_max)

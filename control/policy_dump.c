@@ -255,12 +255,13 @@ put_satlink(FILE *f, const struct sgw_policy *p)
 		"\n  rtt_ms: %" PRIu32 "\n  frame_size: %u\n  retx_copies: %u\n"
 		"  retx_spacing_us: %" PRIu32 "\n  status_interval_ms: %" PRIu32
 		"\n  keepalive_ms: %" PRIu32 "\n  link_down_ms: %" PRIu32
+		"\n  rto_max_ms: %" PRIu32
 		"\n  send_queue: %" PRIu32 "\n  window_max: %" PRIu32
 		"\n  default_service: %s\n  retx_copies_when: %s\n"
 		"  frame_size_adapt: %s\n  frame_size_min: %u\n",
 		sl->forward_rate_bps, sl->return_rate_bps, sl->rtt_ms, sl->frame_size,
 		sl->retx_copies, sl->retx_spacing_us, sl->status_interval_ms, sl->keepalive_ms,
-		sl->link_down_ms, sl->send_queue, sl->window_max,
+		sl->link_down_ms, sl->rto_max_ms, sl->send_queue, sl->window_max,
 		sl_service_name(sl->default_service), sl->retx_copies_idle ? "idle" : "always",
 		sl->frame_size_adapt ? "true" : "false", sl->frame_size_min);
 	if (sl->keys[0] != '\0') {

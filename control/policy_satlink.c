@@ -19,6 +19,7 @@ enum {
 	SLK_PORT, SLK_TERMINAL, SLK_PEER_MAC, SLK_FWD_RATE, SLK_RET_RATE, SLK_RTT,
 	SLK_FRAME, SLK_COPIES, SLK_SPACING, SLK_STATUS, SLK_KEEPALIVE, SLK_LINK_DOWN,
 	SLK_SENDQ, SLK_WINDOW, SLK_SERVICE, SLK_KEYS, SLK_COPIES_WHEN, SLK_ADAPT, SLK_FRAME_MIN,
+	SLK_RTO_MAX,
 };
 static const struct keyspec satlink_keys[] = {
 	[SLK_PORT] = { "port", true },
@@ -40,6 +41,7 @@ static const struct keyspec satlink_keys[] = {
 	[SLK_COPIES_WHEN] = { "retx_copies_when", false },
 	[SLK_ADAPT] = { "frame_size_adapt", false },
 	[SLK_FRAME_MIN] = { "frame_size_min", false },
+	[SLK_RTO_MAX] = { "rto_max_ms", false },
 };
 
 /*
@@ -270,6 +272,21 @@ load_satlink(struct ld *ld, const struct ynode *key, const struct ynode *v)
 		ERR(ld, vals[SLK_KEEPALIVE], "'keepalive_ms' %" PRIu32 " must be less than "
 		    "'link_down_ms' (default %" PRIu32 "): set 'link_down_ms' too",
 		    sl->keepalive_ms, sl->link_down_ms);
+	}
+	/*
+	 * rto_max_ms: the ceiling of the ARQ's retransmission timer and of its
+	 * backoff. After an outage that nothing new follows (a TCP sender
+	 * waiting, or frozen by LIFT), the timer is what starts the repair, so
+	 * this bounds how late the repair can come. Below the round trip every
+	 * timer-found repair would be spurious: refused.
+	 */
+	if (vals[SLK_RTO_MAX] && get_u32(ld, vals[SLK_RTO_MAX], "rto_max_ms", 200, 60000, &x)) {
+		if (x < sl->rtt_ms)
+			ERR(ld, vals[SLK_RTO_MAX], "'rto_max_ms' %" PRIu32 " must be at least "
+			    "'rtt_ms' (%" PRIu32 "%s)", x, sl->rtt_ms,
+			    vals[SLK_RTT] ? "" : ", the default");
+		else
+			sl->rto_max_ms = x;
 	}
 	get_u32(ld, vals[SLK_SENDQ], "send_queue", 1, 65536, &sl->send_queue);
 	get_u32(ld, vals[SLK_WINDOW], "window_max", 64, 8192, &sl->window_max);

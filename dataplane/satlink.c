@@ -300,6 +300,7 @@ sess_init(struct sgw_dp *dp, struct sgw_sl *sl, const struct sgw_policy *pol,
 	ac.rtt_init_ns = (uint64_t)sc->rtt_ms * 1000000u;
 	ac.keepalive_ns = (uint64_t)sc->keepalive_ms * 1000000u;
 	ac.link_down_ns = (uint64_t)sc->link_down_ms * 1000000u;
+	ac.rto_max_ns = (uint64_t)sc->rto_max_ms * 1000000u;
 	/*
 	 * Retransmission timers run from when a frame leaves the pacer
 	 * (pace_send calls sgw_arq_on_wire), bounded by the line time of a full

@@ -58,6 +58,18 @@ struct InFlight {
 	struct rte_mbuf *m;
 };
 
+/*
+ * A forward outage shorter than link_down that nothing new follows: the hub
+ * hears the terminal all along, so only its retransmission timer, backed off
+ * through the outage, starts the repair. rto_max_ms bounds how late.
+ */
+struct OutageRepair {
+	uint64_t rto_peak_ns;     /* the hub's RTO during the outage, backoff included */
+	size_t delivered_early;   /* packets at the LAN 700 ms after the outage */
+	size_t delivered;         /* and 10 s after it */
+	size_t sent;
+};
+
 class SatlinkPair : public ::testing::Test {
 protected:
 	RingPort terr, hsat, tsat, lan;
@@ -260,6 +272,37 @@ protected:
 			rte_pktmbuf_free(m);
 		}
 		return out;
+	}
+
+	OutageRepair forward_outage(const std::string &sl_extra)
+	{
+		OutageRepair r{};
+		bool out = false;
+		std::vector<Bytes> sent;
+
+		start(hub_yaml(sl_extra), term_yaml());
+		channel = [&](bool fw, struct rte_mbuf *) { return !(fw && out); };
+		run_until(300000000);
+		for (uint32_t i = 0; i < 40; i++) {
+			sent.push_back(downlink(i));
+			inject(hub.get(), terr, sent.back());
+			if (i == 19) {
+				run_until(now + 20000000);
+				out = true;
+			}
+		}
+		for (uint64_t end = now + 1900000000ull; now < end;) {
+			run_until(now + 10000000);
+			r.rto_peak_ns = std::max(r.rto_peak_ns, session(hub.get()).arq.rto_ns);
+		}
+		out = false;
+		uint64_t back = now;
+		run_until(back + 700000000);
+		r.delivered_early = recv(lan).size();
+		run_until(back + 10000000000ull);
+		r.delivered = r.delivered_early + recv(lan).size();
+		r.sent = sent.size();
+		return r;
 	}
 
 	sgw_sl_pub session(sgw_dp *dp)
@@ -873,6 +916,25 @@ TEST_F(SatlinkPair, OutageLongerThanLinkDownRecoversEverything)
 		expect_same_ip(got[i], sent[i]);
 	EXPECT_EQ(session(hub.get()).state, SGW_ARQ_UP);
 	EXPECT_GE(session(hub.get()).arq.link_ups, 2u);
+}
+
+TEST_F(SatlinkPair, BackedOffTimerRepairsLateAfterAForwardOutage)
+{
+	OutageRepair r = forward_outage("");
+	/* A base of about 270 ms (srtt 100 + 4 rttvar + the status interval),
+	 * doubled twice within the outage. */
+	EXPECT_GT(r.rto_peak_ns, 1000000000ull);
+	EXPECT_EQ(r.delivered_early, 20u) << "repaired before the backed-off timer";
+	EXPECT_EQ(r.delivered, r.sent);
+}
+
+TEST_F(SatlinkPair, RtoMaxBoundsTheRepairAfterAForwardOutage)
+{
+	OutageRepair r = forward_outage(", rto_max_ms: 400");
+	EXPECT_LE(r.rto_peak_ns, 400000000ull);
+	EXPECT_EQ(r.delivered_early, r.sent);
+	EXPECT_EQ(r.delivered, r.sent);
+	EXPECT_EQ(session(hub.get()).arq.link_downs, 0u);
 }
 
 TEST_F(SatlinkPair, DatagramServiceIsNeverRetransmitted)

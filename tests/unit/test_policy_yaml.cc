@@ -184,6 +184,7 @@ expect_same_satlink(const sgw_satlink_conf &a, const sgw_satlink_conf &b)
 	EXPECT_EQ(a.status_interval_ms, b.status_interval_ms);
 	EXPECT_EQ(a.keepalive_ms, b.keepalive_ms);
 	EXPECT_EQ(a.link_down_ms, b.link_down_ms);
+	EXPECT_EQ(a.rto_max_ms, b.rto_max_ms);
 	EXPECT_EQ(a.send_queue, b.send_queue);
 	EXPECT_EQ(a.window_max, b.window_max);
 	EXPECT_EQ(a.default_service, b.default_service);
@@ -1003,6 +1004,8 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 			sl.keepalive_ms = 10 + rnd(60000 - 9);
 			sl.link_down_ms = std::max(20u, sl.keepalive_ms + 1 + rnd(600000 -
 								  sl.keepalive_ms));
+			sl.rto_max_ms = std::max(200u, sl.rtt_ms) +
+					rnd(60000 - std::max(200u, sl.rtt_ms) + 1);
 			sl.send_queue = 1 + rnd(65536);
 			sl.window_max = 64 + rnd(8192 - 63);
 			sl.default_service = (sgw_sl_service)(SGW_SL_SVC_RELIABLE + rnd(3));
@@ -1418,6 +1421,7 @@ TEST(PolicyYaml, SatlinkHubValues)
 	EXPECT_EQ(sl.status_interval_ms, 20u);
 	EXPECT_EQ(sl.keepalive_ms, 500u);
 	EXPECT_EQ(sl.link_down_ms, 2000u);
+	EXPECT_EQ(sl.rto_max_ms, 10000u);
 	EXPECT_EQ(sl.send_queue, 1024u);
 	EXPECT_EQ(sl.window_max, 8192u);
 	EXPECT_EQ(sl.default_service, SGW_SL_SVC_RELIABLE);
@@ -1453,7 +1457,8 @@ TEST(PolicyYaml, SatlinkMinimalTakesTheDefaults)
 			    "  forward_rate_bps: 20000000\n  return_rate_bps: 2000000\n"
 			    "  rtt_ms: 600\n  frame_size: 1400\n  retx_copies: 2\n"
 			    "  retx_spacing_us: 5000\n  status_interval_ms: 20\n"
-			    "  keepalive_ms: 500\n  link_down_ms: 2000\n  send_queue: 1024\n"
+			    "  keepalive_ms: 500\n  link_down_ms: 2000\n  rto_max_ms: 10000\n"
+			    "  send_queue: 1024\n"
 			    "  window_max: 8192\n  default_service: reliable\n"),
 		  std::string::npos) << text;
 	EXPECT_EQ(text.find("terminal: "), std::string::npos) << text;
@@ -1517,6 +1522,26 @@ TEST(PolicyYaml, SatlinkAbsentOrEmptyIsOff)
 	}
 }
 
+TEST(PolicyYaml, SatlinkRtoMaxAgainstRtt)
+{
+	/* The extra keys start at line 14 (hub) or 15 (terminal). */
+	expect_one_error(Loaded("s.yaml", satlink_text("  rto_max_ms: 500\n")), 14, 15,
+			 "'rto_max_ms' 500 must be at least 'rtt_ms' (600, the default)");
+	expect_one_error(Loaded("s.yaml", satlink_text("  rtt_ms: 2000\n  rto_max_ms: 1999\n")),
+			 15, 15, "'rto_max_ms' 1999 must be at least 'rtt_ms' (2000)");
+	expect_one_error(Loaded("s.yaml", satlink_text("  rto_max_ms: 199\n")), 14, 15,
+			 "'rto_max_ms' 199 is out of range 200..60000");
+	expect_one_error(Loaded("s.yaml", satlink_text("  rto_max_ms: 60001\n")), 14, 15,
+			 "'rto_max_ms' 60001 is out of range 200..60000");
+	Loaded ok("s.yaml", satlink_text("  rtt_ms: 150\n  rto_max_ms: 300\n"));
+	ASSERT_EQ(ok.rc, 0) << errors_text(ok.errs);
+	EXPECT_EQ(ok.p.satlink.rto_max_ms, 300u);
+	Loaded same("s.yaml", satlink_text("  rto_max_ms: 600\n"));
+	ASSERT_EQ(same.rc, 0) << errors_text(same.errs);
+	EXPECT_EQ(same.p.satlink.rto_max_ms, 600u);
+	EXPECT_NE(dump(same.p).find("  rto_max_ms: 600\n"), std::string::npos);
+}
+
 TEST(PolicyYaml, SatlinkLinkDownAgainstKeepalive)
 {
 	/* The extra keys start at line 14 (hub) or 15 (terminal). */
@@ -1557,7 +1582,7 @@ TEST(PolicyYaml, SatlinkLimitsAndForms)
 		"return_rate_bps: \"1000\", rtt_ms: 1, frame_size: 64, retx_copies: 1, "
 		"retx_copies_when: always, frame_size_adapt: false, frame_size_min: 64, "
 		"retx_spacing_us: 1000000, status_interval_ms: 1000, keepalive_ms: 60000, "
-		"link_down_ms: 600000, send_queue: 65536, window_max: 64, "
+		"link_down_ms: 600000, rto_max_ms: 200, send_queue: 65536, window_max: 64, "
 		"default_service: bypass, peer_mac: \"01:00:5E:00:00:01\"}\n";
 	Loaded l("f.yaml", text);
 
@@ -1577,6 +1602,7 @@ TEST(PolicyYaml, SatlinkLimitsAndForms)
 	EXPECT_EQ(sl.status_interval_ms, 1000u);
 	EXPECT_EQ(sl.keepalive_ms, 60000u);
 	EXPECT_EQ(sl.link_down_ms, 600000u);
+	EXPECT_EQ(sl.rto_max_ms, 200u);
 	EXPECT_EQ(sl.send_queue, 65536u);
 	EXPECT_EQ(sl.window_max, 64u);
 	EXPECT_EQ(sl.default_service, SGW_SL_SVC_BYPASS);
