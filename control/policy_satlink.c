@@ -274,20 +274,12 @@ load_satlink(struct ld *ld, const struct ynode *key, const struct ynode *v)
 		    sl->keepalive_ms, sl->link_down_ms);
 	}
 	/*
-	 * rto_max_ms: the ceiling of the ARQ's retransmission timer and of its
-	 * backoff. After an outage that nothing new follows (a TCP sender
-	 * waiting, or frozen by LIFT), the timer is what starts the repair, so
-	 * this bounds how late the repair can come. Below the round trip every
-	 * timer-found repair would be spurious: refused.
+	 * rto_max_ms: the ceiling of the ARQ timer's backoff (never of the RTO the
+	 * line's RTT gives). After an outage that nothing new follows (a TCP
+	 * sender waiting, or frozen by LIFT) the timer is what starts the repair,
+	 * so this bounds how late the repair can come.
 	 */
-	if (vals[SLK_RTO_MAX] && get_u32(ld, vals[SLK_RTO_MAX], "rto_max_ms", 200, 60000, &x)) {
-		if (x < sl->rtt_ms)
-			ERR(ld, vals[SLK_RTO_MAX], "'rto_max_ms' %" PRIu32 " must be at least "
-			    "'rtt_ms' (%" PRIu32 "%s)", x, sl->rtt_ms,
-			    vals[SLK_RTT] ? "" : ", the default");
-		else
-			sl->rto_max_ms = x;
-	}
+	get_u32(ld, vals[SLK_RTO_MAX], "rto_max_ms", 200, 60000, &sl->rto_max_ms);
 	get_u32(ld, vals[SLK_SENDQ], "send_queue", 1, 65536, &sl->send_queue);
 	get_u32(ld, vals[SLK_WINDOW], "window_max", 64, 8192, &sl->window_max);
 	if (vals[SLK_SERVICE] && get_enum(ld, vals[SLK_SERVICE], "default_service",

@@ -53,6 +53,7 @@
 #define NIL UINT32_MAX
 #define EV_RING 16u
 #define RTT_GRANULARITY_NS 1000000u  /* G of RFC 6298: 1 ms */
+#define RTO_HARD_MAX_NS 60000000000ull /* an RTO from the RTT is never longer */
 #define RTO_SHIFT_MAX 16u
 
 enum tx_state {
@@ -616,20 +617,27 @@ rto_base(const struct sgw_arq *a)
 	rto = sgw_add_sat(sgw_add_sat(a->srtt, var), a->c.status_interval_ns);
 	if (rto < a->c.rto_min_ns)
 		rto = a->c.rto_min_ns;
-	if (rto > a->c.rto_max_ns)
-		rto = a->c.rto_max_ns;
+	if (rto > RTO_HARD_MAX_NS)
+		rto = RTO_HARD_MAX_NS;
 	return rto;
 }
 
+/*
+ * The RTO with its backoff. rto_max_ns caps the backoff, never the RTO the
+ * RTT gives: a ceiling below what the line measures would make every
+ * timer-found repair spurious, so there the backoff is simply off. After an
+ * outage that nothing new follows, this timer is what starts the repair.
+ */
 static uint64_t
 rto_cur(const struct sgw_arq *a)
 {
 	uint64_t rto = rto_base(a);
+	uint64_t ceil = rto > a->c.rto_max_ns ? rto : a->c.rto_max_ns;
 	uint32_t sh = a->rto_shift;
 
-	while (sh-- > 0 && rto < a->c.rto_max_ns)
+	while (sh-- > 0 && rto < ceil)
 		rto <<= 1;
-	return rto > a->c.rto_max_ns ? a->c.rto_max_ns : rto;
+	return rto > ceil ? ceil : rto;
 }
 
 static void

@@ -81,8 +81,9 @@ struct sgw_arq_conf {
 	uint64_t status_min_gap_ns;  /* at most one status per this (5 ms) */
 	uint64_t rtt_init_ns;        /* RTT before the first sample (600 ms) */
 	uint64_t rtt_fixed_ns;       /* != 0: use this RTT, no estimation (0) */
-	uint64_t rto_min_ns;         /* retransmission timeout bounds (200 ms, 10 s) */
-	uint64_t rto_max_ns;
+	uint64_t rto_min_ns;         /* the RTO's floor (200 ms) */
+	uint64_t rto_max_ns;         /* the backoff's ceiling (10 s); an RTO the RTT
+				      * gives above it is kept (at most 60 s) */
 	uint64_t keepalive_ns;       /* a status when nothing was sent for this (500 ms) */
 	uint64_t link_down_ns;       /* link down when nothing heard for this (2 s) */
 	uint64_t hello_interval_ns;  /* HELLO repeat while connecting (1 s) */

@@ -1983,6 +1983,53 @@ TEST(ArqSender, TailLossRecoveredByTheRetransmissionTimer)
 	EXPECT_EQ(f.sim.fail, "");
 }
 
+// rto_max_ns caps the backoff through a forward outage, so the repair comes
+// at most that long after it; a ceiling below the RTO the RTT gives only
+// turns the backoff off, the RTO stays what the line measures.
+TEST(ArqSender, RtoMaxCapsTheBackoffNotTheMeasuredRto)
+{
+	struct Run {
+		uint64_t peak, after;  // the RTO's peak in the outage; repair after its end
+	};
+	auto run = [](uint64_t rto_max, uint64_t rtt_fixed) {
+		Fixture f([&](sgw_arq_conf &c) {
+			c.rto_max_ns = rto_max;
+			c.rtt_fixed_ns = rtt_fixed;
+			c.link_down_ns = 60 * kSec;  // a forward outage, the session stays up
+		});
+		f.Up();
+		// RTT samples first (500 ms, little variance), then the outage
+		f.sim.ep[0].traffic = Traffic{true, f.sim.now, 7 * kMs, 100, 0.0, 1400, 0, 1};
+		f.sim.RunUntil(f.sim.now + 2 * kSec);
+		f.sim.log_tx = true;
+		uint64_t t0 = f.sim.now;
+		f.sim.link[0].outages.push_back({t0, t0 + 6 * kSec});
+		for (int k = 0; k < 3; k++)
+			EXPECT_EQ(f.sim.Send(0, 0, 100, false), 0);
+		Run r{0, 0};
+		while (f.sim.now < t0 + 6 * kSec) {
+			f.sim.RunUntil(f.sim.now + 10 * kMs);
+			r.peak = std::max(r.peak, f.sim.Stats(0).rto_ns);
+		}
+		EXPECT_TRUE(f.sim.Settle(30 * kSec)) << f.sim.fail;
+		for (const TxRec &x : f.sim.txlog)
+			if (x.from == 0 && x.type == SGW_SL_DATA && x.t >= t0 + 6 * kSec) {
+				r.after = x.t - (t0 + 6 * kSec);
+				break;
+			}
+		f.sim.CheckComplete();
+		EXPECT_EQ(f.sim.fail, "");
+		return r;
+	};
+	Run dflt = run(10 * kSec, 0), capped = run(1 * kSec, 0), slow = run(500 * kMs, 2 * kSec);
+	EXPECT_GT(dflt.peak, 4 * kSec);   // doubled past 4 s within the 6 s outage
+	EXPECT_EQ(capped.peak, 1 * kSec);
+	EXPECT_LE(capped.after, 1 * kSec);
+	EXPECT_GT(dflt.after, capped.after);
+	// RTT 2 s, ceiling 500 ms: the RTO stays 2 s + 1 ms (G) + the status interval
+	EXPECT_EQ(slow.peak, 2 * kSec + 1 * kMs + 20 * kMs);
+}
+
 TEST(ArqSender, RttEstimateFromStatusEchoes)
 {
 	Fixture f;
