@@ -96,6 +96,10 @@ lift_diff(const struct sgw_lift_policy *a, const struct sgw_lift_policy *b)
 		return "max_flows";
 	if (a->max_sas != b->max_sas)
 		return "max_sas";
+	if (a->thaw != b->thaw)
+		return "thaw";
+	if (a->spare_frack != b->spare_frack)
+		return "spare_frack";
 	return NULL;
 }
 

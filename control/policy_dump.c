@@ -284,9 +284,11 @@ put_lift(FILE *f, const struct sgw_policy *p)
 		fprintf(f, "  timer_min_ms: %" PRIu32 "\n", lp->timer_min_ms);
 	fprintf(f, "  max_frozen_ms: %" PRIu32 "\n  share_window_ms: %" PRIu32
 		"\n  max_share_permille: %" PRIu32 "\n  suspend_ms: %" PRIu32
-		"\n  max_flows: %" PRIu32 "\n  max_sas: %" PRIu32 "\n",
+		"\n  max_flows: %" PRIu32 "\n  max_sas: %" PRIu32 "\n  thaw: %s\n"
+		"  spare_frack: %s\n",
 		lp->max_frozen_ms, lp->share_window_ms, lp->max_share_permille, lp->suspend_ms,
-		lp->max_flows, lp->max_sas);
+		lp->max_flows, lp->max_sas, lp->thaw ? "true" : "false",
+		lp->spare_frack ? "true" : "false");
 }
 
 /*

@@ -14,7 +14,8 @@
 
 enum {
 	LK_ENABLED, LK_PROTOCOL, LK_TIMER, LK_TIMER_MS, LK_TIMER_MIN, LK_MAX_FROZEN,
-	LK_SHARE_WINDOW, LK_MAX_SHARE, LK_SUSPEND, LK_MAX_FLOWS, LK_MAX_SAS,
+	LK_SHARE_WINDOW, LK_MAX_SHARE, LK_SUSPEND, LK_MAX_FLOWS, LK_MAX_SAS, LK_THAW,
+	LK_SPARE,
 };
 static const struct keyspec lift_keys[] = {
 	[LK_ENABLED] = { "enabled", false },
@@ -28,6 +29,8 @@ static const struct keyspec lift_keys[] = {
 	[LK_SUSPEND] = { "suspend_ms", false },
 	[LK_MAX_FLOWS] = { "max_flows", false },
 	[LK_MAX_SAS] = { "max_sas", false },
+	[LK_THAW] = { "thaw", false },
+	[LK_SPARE] = { "spare_frack", false },
 };
 
 /* At the top level these get "belongs under 'lift:'" (not 'enabled', 'protocol'). */
@@ -121,6 +124,11 @@ load_lift(struct ld *ld, const struct ynode *key, const struct ynode *v)
 	get_u32(ld, vals[LK_SUSPEND], "suspend_ms", 0, LIFT_MS_MAX, &lp->suspend_ms);
 	get_u32(ld, vals[LK_MAX_FLOWS], "max_flows", 1, LIFT_ENTRIES_MAX, &lp->max_flows);
 	get_u32(ld, vals[LK_MAX_SAS], "max_sas", 0, LIFT_ENTRIES_MAX, &lp->max_sas);
+	/* For Linux senders, whose timer runs under a zero window (docs/lift.md). */
+	if (vals[LK_THAW] != NULL)
+		get_bool(ld, vals[LK_THAW], "thaw", &lp->thaw);
+	if (vals[LK_SPARE] != NULL)
+		get_bool(ld, vals[LK_SPARE], "spare_frack", &lp->spare_frack);
 
 	if (!enabled)
 		return;

@@ -434,6 +434,8 @@ conf_of(const struct sgw_lift_policy *p, struct sgw_lift_conf *c)
 	c->share_window_ns = p->share_window_ms * MS;
 	c->max_share_permille = p->max_share_permille;
 	c->suspend_ns = p->suspend_ms * MS;
+	c->thaw = p->thaw;
+	c->spare_frack = p->spare_frack;
 }
 
 static int
@@ -666,7 +668,7 @@ lift_fields(const struct sgw_dp *dp, sgw_kv_fn fn, void *ctx)
 	F(teardowns); F(teardown_unknown); F(d_deletes); F(ctrl_acks);
 	F(acks_rx); F(fracks_rx); F(acks_fwd_now); F(acks_held); F(acks_released);
 	F(dups_stored); F(dups_released); F(dups_superseded);
-	F(freezes); F(freezes_spare); F(unfreezes); F(fracks_dropped); F(unknown_flow);
+	F(freezes); F(freezes_spare); F(unfreezes); F(thaws); F(fracks_dropped); F(unknown_flow);
 	F(untouched); F(clear_pkts); F(ack_beyond); F(flag_f); F(flag_s); F(flag_d);
 	F(transitory); F(expiries); F(expiry_freeze); F(expiry_acked); F(expiry_idle);
 	F(timer_stale); F(timer_early); F(esp_down); F(esp_other); F(esp_late); F(esp_gap);

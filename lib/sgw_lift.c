@@ -293,6 +293,7 @@ struct lflow {
 	uint64_t pend;
 	uint64_t spare;
 	uint64_t freeze_start;
+	uint64_t thaw_at;      /* frozen by a held pair with conf thaw: its end, else NEVER */
 	uint64_t acc_t;        /* frozen time counted up to here */
 	uint64_t susp_until;
 	uint64_t ws;           /* share window start */
@@ -361,6 +362,7 @@ sgw_lift_conf_default(struct sgw_lift_conf *c)
 		.max_share_permille = 500,
 		.suspend_ns = 60000000000ull,
 		.max_seq_jump = 1u << 20,
+		.spare_frack = 1,
 	};
 }
 
@@ -389,6 +391,12 @@ sgw_lift_conf_check(const struct sgw_lift_conf *c)
 		return "max_share_permille";
 	if (c->max_seq_jump == 0 || c->max_seq_jump > (1u << 30))
 		return "max_seq_jump";
+	if (c->paper_hold > 1)
+		return "paper_hold";
+	if (c->thaw > 1)
+		return "thaw";
+	if (c->spare_frack > 1)
+		return "spare_frack";
 	return NULL;
 }
 
@@ -843,6 +851,8 @@ timer_sync(struct sgw_lift *l, struct lflow *f, struct sgw_lift_out *o, uint64_t
 		s = sgw_add_sat(now, s);
 		if (s < d)
 			d = s;
+		if (f->has_pair && f->thaw_at < d)
+			d = f->thaw_at;
 	} else if (f->in_use && f->timer_running) {
 		d = f->timer_at;
 	}
@@ -1251,7 +1261,7 @@ rx_tcp_ack(struct sgw_lift *l, uint64_t now, struct lflow *f, const struct sgw_l
 		fwd_new = valid && f->ack_valid && note_fh(f, num);
 		if (fwd_new || force)
 			restart = true;
-		if (have_cand && fwd_new) {
+		if (have_cand && fwd_new && l->c.spare_frack) {
 			/* Its ACK went on, but a zero window with an unchanged ACK
 			 * number still freezes (RFC 793's window update rule, Linux's
 			 * tcp_may_update_window): kept for the timer. */
@@ -1481,10 +1491,22 @@ sgw_lift_timer(struct sgw_lift *l, uint64_t now, uint32_t fi, uint32_t gen,
 	s = &l->sa[f->sa];
 	if (f->frozen) {
 		share_accrue(l, f, now);
-		if (now >= sgw_add_sat(f->freeze_start, l->c.max_frozen_ns))
+		if (now >= sgw_add_sat(f->freeze_start, l->c.max_frozen_ns)) {
 			suspend(l, f, o, now, false);
-		else if (share_est(l, f, now) >= l->share_limit)
+		} else if (share_est(l, f, now) >= l->share_limit) {
 			suspend(l, f, o, now, true);
+		} else if (f->has_pair && now >= f->thaw_at) {
+			/*
+			 * Thaw: the FrACK restarted the sender's timer (it acknowledged
+			 * the held ACK's data); reopen the window before that timer runs
+			 * out, so a timeout, if it comes, finds an open window. Linux's
+			 * timer runs under a zero window, and its second timeout there
+			 * takes ssthresh to 2 (docs/lift.md).
+			 */
+			l->st.thaws++;
+			if (release_held(l, f, o, now))
+				timer_start(l, f, now);
+		}
 	} else if (f->timer_running && now >= f->timer_at) {
 		l->st.expiries++;
 		f->timer_running = 0;
@@ -1503,6 +1525,8 @@ sgw_lift_timer(struct sgw_lift *l, uint64_t now, uint32_t fi, uint32_t gen,
 					act_fwd(l, o, f, f->pair_frack, SGW_LIFT_FWD_FRACK);
 					note_fh(f, f->pair_num);
 					drop_spare(l, f, o, SGW_LIFT_DROP_FRACK_SUPERSEDED);
+					f->thaw_at = l->c.thaw ?
+						sgw_add_sat(now, timer_ns(l, s)) : SGW_LIFT_NEVER;
 				} else {
 					act_fwd(l, o, f, f->spare, SGW_LIFT_FWD_FRACK);
 					f->has_spare = 0;

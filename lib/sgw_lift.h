@@ -170,6 +170,16 @@ struct sgw_lift_conf {
 	uint8_t paper_hold;          /* 1: also hold a TCP ACK that acknowledges all
 				      * data forwarded toward the MH, as the seed
 				      * does (0: forward it at once) */
+	/* For senders whose retransmission timer runs under a zero window
+	 * (Linux): docs/lift.md, "Thaw and spare FrACKs". */
+	uint8_t thaw;                /* 1: a freeze by a held pair lasts one timer
+				      * period (the flow's value when it froze),
+				      * then the held TCP ACK goes on; 0: frozen
+				      * until the next TCP ACK or a bound, as the
+				      * seed (0) */
+	uint8_t spare_frack;         /* 1: keep the FrACK of a TCP ACK that went on
+				      * at once, to freeze with at expiry; 0: drop
+				      * it, freezes only by held pairs (1) */
 };
 
 void sgw_lift_conf_default(struct sgw_lift_conf *conf);
@@ -335,6 +345,7 @@ struct sgw_lift_stats {
 	uint64_t freezes;          /* FrACKs forwarded */
 	uint64_t freezes_spare;    /* ... of them the spare one (no TCP ACK held) */
 	uint64_t unfreezes;        /* held TCP ACKs forwarded after a freeze */
+	uint64_t thaws;            /* ... of them at the thaw time (conf thaw) */
 	uint64_t fracks_dropped;   /* superseded, stale or unused */
 	uint64_t unknown_flow;     /* ACK-class packets of flows not in the table */
 	uint64_t untouched;        /* TCP ACKs forwarded with LIFT not applied */

@@ -45,6 +45,7 @@ sgw_policy_init_defaults(struct sgw_policy *p)
 	p->lift.max_share_permille = 500;
 	p->lift.suspend_ms = 60000;
 	p->lift.max_flows = 4096;
+	p->lift.spare_frack = true;
 	p->satlink.port = -1;
 	memset(p->satlink.peer_mac, 0xff, sizeof(p->satlink.peer_mac));
 	p->satlink.rtt_ms = 600;

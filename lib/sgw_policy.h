@@ -211,6 +211,8 @@ struct sgw_lift_policy {
 	uint32_t suspend_ms;         /* LIFT off for a flow past a bound; 0: for good: 60000 */
 	uint32_t max_flows;          /* TCP Flow Table entries per worker: 4096 */
 	uint32_t max_sas;            /* downlink SAs per worker; 0: max_flows */
+	bool thaw;                   /* a freeze by a held pair lasts one timer period: false */
+	bool spare_frack;            /* freeze with a spare FrACK too: true */
 };
 
 /*

@@ -131,6 +131,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	conf.suspend_ns = 2000000000ull;
 	conf.timer_mode = size & 1 ? SGW_LIFT_TIMER_ADAPTIVE : SGW_LIFT_TIMER_FIXED;
 	conf.paper_hold = (size >> 1) & 1;
+	conf.thaw = (size >> 2) & 1;
+	conf.spare_frack = !((size >> 3) & 1);
 	if (sgw_lift_mem_size(&conf) > sizeof(mem))
 		abort();
 	l = sgw_lift_init(mem, sizeof(mem), &conf, now);

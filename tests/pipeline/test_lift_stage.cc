@@ -770,6 +770,24 @@ TEST_F(LiftStage, AdaptiveTimerFromPolicy)
 	EXPECT_LT(fi.timer_ns, 900000000u) << "the observed RTT (~200 ms) should lower it";
 }
 
+/* thaw and spare_frack are what the policy says; the seed's behaviour without them. */
+TEST_F(LiftStage, ThawAndSpareFrackFromPolicy)
+{
+	lift_section = "lift: {thaw: true, spare_frack: false}\n";
+	start();
+	const auto *ld = static_cast<const sgw_lift_dp *>(hub->sdata[SGW_STAGE_LIFT]);
+	EXPECT_EQ(ld->conf.thaw, 1);
+	EXPECT_EQ(ld->conf.spare_frack, 0);
+}
+
+TEST_F(LiftStage, SeedsFreezeByDefault)
+{
+	start();
+	const auto *ld = static_cast<const sgw_lift_dp *>(hub->sdata[SGW_STAGE_LIFT]);
+	EXPECT_EQ(ld->conf.thaw, 0);
+	EXPECT_EQ(ld->conf.spare_frack, 1);
+}
+
 /*
  * Two hub workers: the terminal is the unit of sharding; the flow lives on
  * the worker that owns the MH's terminal (satlink's session is there too),

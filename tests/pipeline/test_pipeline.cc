@@ -936,6 +936,8 @@ TEST(RestartDiff, LiftSectionIsRestartOnly)
 		{ "  suspend_ms: 0\n", "suspend_ms" },
 		{ "  max_flows: 1024\n", "max_flows" },
 		{ "  max_sas: 64\n", "max_sas" },
+		{ "  thaw: true\n", "thaw" },
+		{ "  spare_frack: false\n", "spare_frack" },
 	};
 	for (const auto &k : keys) {
 		EXPECT_EQ(restart_diff(lift(on), lift(on + k.yaml), &why), 1) << k.key;

@@ -489,6 +489,11 @@ TEST(LiftConf, DefaultsValidBadFieldsNamed)
 	bad([](sgw_lift_conf &x) { x.timer_max_ns = 1; }, "timer_min_ns");
 	bad([](sgw_lift_conf &x) { x.max_share_permille = 1001; }, "max_share_permille");
 	bad([](sgw_lift_conf &x) { x.max_frozen_ns = 0; }, "max_frozen_ns");
+	bad([](sgw_lift_conf &x) { x.paper_hold = 2; }, "paper_hold");
+	bad([](sgw_lift_conf &x) { x.thaw = 2; }, "thaw");
+	bad([](sgw_lift_conf &x) { x.spare_frack = 2; }, "spare_frack");
+	EXPECT_EQ(c.thaw, 0);         // the seed's freeze
+	EXPECT_EQ(c.spare_frack, 1);
 	std::vector<uint8_t> m(sgw_lift_mem_size(&c));
 	EXPECT_EQ(sgw_lift_init(m.data(), m.size() - 64, &c, 0), nullptr);
 	EXPECT_EQ(sgw_lift_conf_check(nullptr), "conf");
@@ -700,6 +705,137 @@ TEST(LiftFreeze, ExpiryWithUnacknowledgedDataAndOnlyASpareFrackFreezes)
 	EXPECT_TRUE(h.Forwarded(p2.second, SGW_LIFT_FWD_ACK));
 	EXPECT_EQ(h.Info(1).frozen, 0);
 	EXPECT_EQ(h.Info(1).timer_running, 1);
+	h.Teardown(1);
+	EXPECT_EQ(h.Live(), 0u);
+}
+
+/*
+ * thaw: a freeze by a held pair ends one timer period later with the held TCP
+ * ACK (the window reopens before the sender's postponed timeout), the local
+ * timer restarts from the thaw, and the next expiry finds nothing to freeze
+ * with until a new pair is held.
+ */
+TEST(LiftFreeze, ThawEndsAPairsFreezeAfterOneTimerPeriod)
+{
+	sgw_lift_conf c;
+	sgw_lift_conf_default(&c);
+	c.thaw = 1;
+	Hub h(&c);
+	h.Setup(1);
+	for (uint32_t s = 1; s <= 10; s++)
+		h.Esp(s);
+	h.Pair(1, 2);                 // the transitory phase ends
+	h.Advance(10 * kMs);
+	auto p = h.Pair(1, 4);        // held (the timer runs from the first pair)
+	EXPECT_TRUE(h.Held(p.second));
+	h.Advance(970 * kMs);         // the channel went bad: freeze
+	EXPECT_TRUE(h.Forwarded(p.first, SGW_LIFT_FWD_FRACK));
+	EXPECT_EQ(h.Info(1).frozen, 1);
+	uint64_t froze = h.now;
+	// the thaw, not the 15 s bound, is the next deadline
+	EXPECT_EQ(h.timers.begin()->second.first, froze + 980 * kMs);
+	h.Advance(979 * kMs);
+	EXPECT_EQ(h.Info(1).frozen, 1);
+	EXPECT_TRUE(h.Held(p.second));
+	h.Advance(1 * kMs);
+	EXPECT_TRUE(h.Forwarded(p.second, SGW_LIFT_FWD_HELD_ACK));
+	EXPECT_EQ(h.Info(1).frozen, 0);
+	EXPECT_EQ(h.Stats().thaws, 1u);
+	EXPECT_EQ(h.Stats().unfreezes, 1u);
+	EXPECT_EQ(h.Stats().frozen_ns, 980 * kMs);
+	EXPECT_EQ(h.Stats().susp_frozen, 0u);
+	EXPECT_EQ(h.Info(1).suspended, 0);
+	EXPECT_EQ(h.Info(1).timer_running, 1);
+	EXPECT_EQ(h.timers.begin()->second.first, h.now + 980 * kMs);
+	// nothing held: the next expiry freezes nothing
+	h.Advance(980 * kMs);
+	EXPECT_EQ(h.Stats().freezes, 1u);
+	EXPECT_EQ(h.Stats().expiry_idle, 1u);
+	// the channel is back: the idle expiry left the transitory phase, so the
+	// next ACK goes on and starts the timer; the one after is held again
+	auto q = h.Pair(1, 6);
+	EXPECT_TRUE(h.Forwarded(q.second, SGW_LIFT_FWD_ACK));
+	EXPECT_EQ(h.Info(1).timer_running, 1);
+	auto r = h.Pair(1, 8);
+	EXPECT_TRUE(h.Held(r.second));
+	h.Teardown(1);
+	EXPECT_EQ(h.Live(), 0u);
+}
+
+/* A fresh TCP ACK before the thaw unfreezes as without thaw; no thaw counted. */
+TEST(LiftFreeze, ThawNotNeededWhenTheNextAckComesFirst)
+{
+	sgw_lift_conf c;
+	sgw_lift_conf_default(&c);
+	c.thaw = 1;
+	Hub h(&c);
+	h.Setup(1);
+	for (uint32_t s = 1; s <= 10; s++)
+		h.Esp(s);
+	h.Pair(1, 2);
+	h.Advance(10 * kMs);
+	auto p = h.Pair(1, 4);
+	h.Advance(980 * kMs);
+	EXPECT_EQ(h.Info(1).frozen, 1);
+	h.Advance(500 * kMs);
+	auto q = h.Pair(1, 6);
+	EXPECT_TRUE(h.Forwarded(p.second, SGW_LIFT_FWD_HELD_ACK));
+	EXPECT_TRUE(h.Held(q.second));
+	EXPECT_EQ(h.Info(1).frozen, 0);
+	h.Advance(490 * kMs);  // past where the thaw would have been
+	EXPECT_EQ(h.Stats().thaws, 0u);
+	EXPECT_TRUE(h.Held(q.second));
+	h.Teardown(1);
+	EXPECT_EQ(h.Live(), 0u);
+}
+
+/* With the adaptive timer the thaw comes one adaptive period after the freeze. */
+TEST(LiftFreeze, ThawFollowsTheAdaptiveTimer)
+{
+	sgw_lift_conf c;
+	sgw_lift_conf_default(&c);
+	c.thaw = 1;
+	c.timer_mode = SGW_LIFT_TIMER_ADAPTIVE;
+	Hub h(&c);
+	h.Setup(1);
+	for (uint32_t s = 1; s <= 10; s++)
+		h.Esp(s);
+	h.Advance(300 * kMs);
+	h.Pair(1, 2);  // an RTT sample of 300 ms: timer 300 + 200 - 20 = 480 ms
+	uint64_t t = h.Info(1).timer_ns;
+	EXPECT_LT(t, 980 * kMs);
+	h.Advance(10 * kMs);
+	auto p = h.Pair(1, 4);
+	h.Advance(h.Info(1).timer_ns - 10 * kMs);
+	ASSERT_EQ(h.Info(1).frozen, 1);
+	uint64_t tv = h.Info(1).timer_ns;
+	EXPECT_EQ(h.timers.begin()->second.first, h.now + tv);
+	h.Advance(tv);
+	EXPECT_TRUE(h.Forwarded(p.second, SGW_LIFT_FWD_HELD_ACK));
+	EXPECT_EQ(h.Stats().thaws, 1u);
+	h.Teardown(1);
+	EXPECT_EQ(h.Live(), 0u);
+}
+
+/* spare_frack 0: an ACK that went on at once leaves no FrACK to freeze with. */
+TEST(LiftFreeze, NoSpareFrackNoSpareFreeze)
+{
+	sgw_lift_conf c;
+	sgw_lift_conf_default(&c);
+	c.spare_frack = 0;
+	Hub h(&c);
+	h.Setup(1);
+	for (uint32_t s = 1; s <= 2; s++)
+		h.Esp(s);
+	auto p1 = h.Pair(1, 2);  // covers all: forwarded, its FrACK dropped
+	EXPECT_TRUE(h.Forwarded(p1.second, SGW_LIFT_FWD_ACK));
+	EXPECT_TRUE(h.Dropped(p1.first));
+	EXPECT_EQ(h.Info(1).spare_frack, 0);
+	h.Esp(3);
+	h.Advance(980 * kMs);
+	EXPECT_EQ(h.Stats().freezes, 0u);
+	EXPECT_EQ(h.Stats().expiry_idle, 1u);
+	EXPECT_EQ(h.Info(1).frozen, 0);
 	h.Teardown(1);
 	EXPECT_EQ(h.Live(), 0u);
 }
@@ -1149,6 +1285,8 @@ struct ModelConf {
 	uint64_t timer_ns = 0;    // the policy's timer_ms (fixed value, adaptive ceiling)
 	uint64_t recov_ns = 300 * kMs;  // satlink's repair after an outage ends
 	uint8_t timer_mode = SGW_LIFT_TIMER_FIXED;
+	bool thaw = false;        // the hub's lift.thaw
+	bool spare = true;        // the hub's lift.spare_frack
 	bool linux_rto = false;  // RTO = srtt + max(4 rttvar, 200 ms); else max(1 s, ...)
 	uint64_t seed = 1;
 	uint32_t segs = 1000;
@@ -1226,6 +1364,8 @@ RunModel(const ModelConf &mc)
 	lc.timer_mode = mc.timer_mode;
 	if (mc.timer_ns)  // as dataplane/lift.c sets them from timer_ms
 		lc.timer_fixed_ns = lc.timer_max_ns = mc.timer_ns;
+	lc.thaw = mc.thaw;
+	lc.spare_frack = mc.spare;
 	Hub hub(&lc);
 	hub.Setup(1);
 	size_t fwd_seen = hub.fwd.size();
@@ -1832,6 +1972,84 @@ TEST(LiftModel, LinuxGainNeedsAQuickRepairAfterTheOutage)
 	EXPECT_LT(ratio[1][0], 0.7);
 	EXPECT_LT(ratio[0][1], 0.8);  // Linux with a quick repair
 	EXPECT_GT(ratio[1][1], 0.95); // and without
+}
+
+// Thaw and no spare FrACKs (lib/sgw_lift.h): for a sender whose timer runs
+// under a zero window (Linux), end each freeze one timer period after it
+// began, before the sender's postponed timeout, and freeze only with held
+// pairs (a spare acknowledges nothing new, so it postpones nothing). The
+// outage of LinuxSenderAcrossOneLongOutage, the grid's cells and the urban
+// point, against the seed's freeze, with the Linux sender.
+TEST(LiftModel, ThawForLinuxSenders)
+{
+	constexpr int kSeeds = 16;
+	struct Mode {
+		const char *name;
+		bool thaw, spare;
+	} modes[] = {{"freeze", false, true}, {"thaw", true, true},
+		     {"thaw, no spare", true, false}};
+
+	ModelConf one;
+	one.zw = Zw::kLinux;
+	one.segs = 600;
+	one.rwnd = 16;
+	one.script = {{8 * kSec, 16 * kSec}};
+	ModelResult off1 = RunModel(one);
+	ModelResult on1[3];
+	for (int m = 0; m < 3; m++) {
+		ModelConf g = one;
+		g.lift = true;
+		g.thaw = modes[m].thaw;
+		g.spare = modes[m].spare;
+		on1[m] = RunModel(g);
+		std::printf("linux, one 8 s outage, %-14s: %u timeouts (%u under the zero "
+			    "window), lowest ssthresh %.0f, done at %.2f s (without LIFT %.2f s)\n",
+			    modes[m].name, on1[m].timeouts, on1[m].zw_timeouts,
+			    on1[m].min_ssthresh, static_cast<double>(on1[m].done_at) / kSec,
+			    static_cast<double>(off1.done_at) / kSec);
+	}
+	// the thaw keeps the timeouts out of the zero window, and ssthresh with them
+	EXPECT_EQ(on1[1].zw_timeouts, 0u);
+	EXPECT_GT(on1[1].min_ssthresh, 2);
+	EXPECT_LT(on1[1].done_at, on1[0].done_at);
+
+	struct Cell {
+		uint32_t rwnd;
+		uint64_t t_good, t_bad, recov;
+	} cells[] = {{16, 5 * kSec, 2 * kSec, 300 * kMs}, {16, 5 * kSec, 4 * kSec, 300 * kMs},
+		     {53, 5 * kSec, 2 * kSec, 300 * kMs}, {53, 5 * kSec, 4 * kSec, 300 * kMs},
+		     {53, 1 * kSec, 2 * kSec, 300 * kMs}, {53, 1 * kSec, 2 * kSec, 1 * kSec},
+		     {53, 1 * kSec, 2 * kSec, 4 * kSec}};
+	double worst_gain = 0;  // thaw's on/off over freeze's on/off, the largest
+	double urban_1s = 0;    // thaw's on/off at the urban point, repair 1 s
+	for (const Cell &c : cells) {
+		ModelConf g;
+		g.zw = Zw::kLinux;
+		g.linux_rto = true;
+		g.segs = 600;
+		g.rwnd = c.rwnd;
+		g.t_good = c.t_good;
+		g.t_bad = c.t_bad;
+		g.recov_ns = c.recov;
+		Sum off = RunSeeds(g, kSeeds);
+		double r[3];
+		g.lift = true;
+		for (int m = 0; m < 3; m++) {
+			g.thaw = modes[m].thaw;
+			g.spare = modes[m].spare;
+			r[m] = RunSeeds(g, kSeeds).secs / off.secs;
+		}
+		std::printf("linux, rwnd %2u, T_good %.0f s, T_bad %.0f s, repair %.1f s: on/off "
+			    "freeze %.3f, thaw %.3f, thaw without spares %.3f\n", c.rwnd,
+			    static_cast<double>(c.t_good) / kSec, static_cast<double>(c.t_bad) / kSec,
+			    static_cast<double>(c.recov) / kSec, r[0], r[1], r[2]);
+		worst_gain = std::max(worst_gain, r[1] / r[0]);
+		if (c.t_good == 1 * kSec && c.recov == 1 * kSec)
+			urban_1s = r[1];
+	}
+	std::printf("thaw against freeze, the worst cell: %.3f\n", worst_gain);
+	EXPECT_LE(worst_gain, 1.0);   // never worse than the seed's freeze here
+	EXPECT_LT(urban_1s, 0.9);     // and a gain where satlink repairs within 1 s
 }
 
 }  // namespace

@@ -209,6 +209,8 @@ expect_same_lift(const sgw_lift_policy &a, const sgw_lift_policy &b)
 	EXPECT_EQ(a.suspend_ms, b.suspend_ms);
 	EXPECT_EQ(a.max_flows, b.max_flows);
 	EXPECT_EQ(a.max_sas, b.max_sas);
+	EXPECT_EQ(a.thaw, b.thaw);
+	EXPECT_EQ(a.spare_frack, b.spare_frack);
 }
 
 void
@@ -1031,6 +1033,8 @@ TEST(PolicyYaml, RandomPoliciesRoundTrip)
 					lp.suspend_ms = rnd(3600001);
 					lp.max_flows = 1 + rnd(65536);
 					lp.max_sas = rnd(65537);
+					lp.thaw = rnd(2) != 0;
+					lp.spare_frack = rnd(2) != 0;
 					n_lift++;
 				}
 			}
