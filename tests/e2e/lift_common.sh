@@ -36,7 +36,8 @@ KEYS
 # frame at 344 kbit/s each way), link_down 31.8 s (ESW's data link timeout) so
 # shadowing never takes the session down; the hub's lift timer fixed (0.98 s)
 # or adaptive; satlink's rto_max_ms LIFT_RTO_MAX_MS on both ends (10000, the
-# default, when unset).
+# default, when unset); LIFT_HUB_KEYS more keys of the hub's lift section
+# ("thaw: true, spare_frack: false").
 lift_box_policies() {
 	local b rmax=${LIFT_RTO_MAX_MS:-10000}
 	for b in hub terminal; do
@@ -44,12 +45,14 @@ lift_box_policies() {
 		    -e 's/return_rate_bps: [0-9]*/return_rate_bps: 344000/' \
 		    -e 's/rtt_ms: [0-9]*/rtt_ms: 600/' \
 		    -e "s/link_down_ms: [0-9]*/link_down_ms: 31800\n  rto_max_ms: $rmax/" \
-		    -e "s/^lift: {timer: fixed, timer_ms: 980}/lift: {timer: $1, timer_ms: 980}/" \
+		    -e "s/^lift: {timer: fixed, timer_ms: 980}/lift: {timer: $1, timer_ms: 980${LIFT_HUB_KEYS:+, $LIFT_HUB_KEYS}}/" \
 		    "$TB_E2E_DIR/policies/lift_$b.yaml" >"$TB_DIR/x_$b.yaml"
 		grep -q "^  rto_max_ms: $rmax\$" "$TB_DIR/x_$b.yaml" ||
 			tb_fail "$b policy edit (rto_max_ms $rmax)"
 	done
 	grep -q "^lift: {timer: $1" "$TB_DIR/x_hub.yaml" || tb_fail "hub policy edit (timer $1)"
+	[ -z "${LIFT_HUB_KEYS:-}" ] || grep -qF ", $LIFT_HUB_KEYS}" "$TB_DIR/x_hub.yaml" ||
+		tb_fail "hub policy edit (lift keys $LIFT_HUB_KEYS)"
 }
 
 # lift_senders linux | reno: fh's sender, mh's window. linux = Linux defaults

@@ -25,7 +25,9 @@
 #   run's), LIFT_X_TIMEOUT (the fetcher's receive timeout, 120 s), LIFT_X_TAG (the
 #   namespace / DPDK prefix, "le2x"; a run's names also carry its pid and a
 #   random number, so parallel runs do not collide), LIFT_RTO_MAX_MS (satlink's
-#   `rto_max_ms` at both boxes, 10000; "satlink_rto_max_ms" in each run's record).
+#   `rto_max_ms` at both boxes, 10000; "satlink_rto_max_ms" in each run's record),
+#   LIFT_HUB_KEYS (more keys of the hub's lift section, "thaw: true"; in each
+#   run's record as "hub_lift_keys").
 # A page that hits the receive timeout is recorded as censored (its seconds
 # are the time from its start to the timeout, a lower bound) and ends that
 # run; the run's other pages keep their records. Per-page records are written
@@ -107,7 +109,7 @@ for pt in $POINTS; do
 			cp "$TB_DIR/ss-$tag.log" "$OUT.d/" 2>/dev/null || true
 			"$TB_PY" - "$OUT.d/pages-$tag.jsonl" "$TB_DIR/hub-$tag.json" "$TB_DIR/agent-mh.json" \
 				"$nst" "$tg" "$tbad" "$snd" "$mode" "$TIMER" "$nst0" "$SEED" "$OUT.d/runs.jsonl" "$BULK" \
-				"${LIFT_RTO_MAX_MS:-10000}" \
+				"${LIFT_RTO_MAX_MS:-10000}" "${LIFT_HUB_KEYS:-}" \
 				>>"$OUT.tmp" <<'PY'
 import json, sys
 pages = [json.loads(l) for l in open(sys.argv[1])]
@@ -123,12 +125,13 @@ rec = {"t_good_s": float(sys.argv[5]), "t_bad_s": float(sys.argv[6]), "sender": 
                                   / max(1, sum(1 for p in pages if not p.get("censored")))),
        "page_s": [p["seconds"] for p in pages], "seed": int(sys.argv[11]),
        "bulk_bytes": int(sys.argv[13]), "satlink_rto_max_ms": int(sys.argv[14]),
+       "hub_lift_keys": sys.argv[15],
        "censored": [p["page"] for p in pages if p.get("censored")],
        "fh_nstat": nst,
        "hub_lift": {k: L[k] for k in ("acks_rx", "fracks_rx", "acks_held", "freezes",
                                        "freezes_spare", "unfreezes", "expiry_freeze",
                                        "susp_frozen", "susp_share", "ooo_disable",
-                                       "rtt_samples")},
+                                       "rtt_samples", "thaws")},
        "mh_pairs": mh.get("mh", {}).get("pairs", 0)}
 print(json.dumps(rec, indent=1))
 with open(sys.argv[12], "a") as f:
