@@ -58,7 +58,7 @@ sgw_policy_init_defaults(struct sgw_policy *p)
 	p->satlink.status_interval_ms = 20;
 	p->satlink.keepalive_ms = 500;
 	p->satlink.link_down_ms = 2000;
-	p->satlink.rto_max_ms = 10000;
+	p->satlink.rto_max_ms = 1000;
 	p->satlink.send_queue = 1024;
 	p->satlink.window_max = 8192;
 	p->satlink.default_service = SGW_SL_SVC_RELIABLE;

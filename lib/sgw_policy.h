@@ -182,7 +182,7 @@ struct sgw_satlink_conf {
 	uint32_t status_interval_ms; /* 1..1000: 20 */
 	uint32_t keepalive_ms;      /* 10..60000: 500 */
 	uint32_t link_down_ms;      /* > keepalive_ms, ..600000: 2000 */
-	uint32_t rto_max_ms;        /* ARQ timer backoff ceiling, 200..60000: 10000 */
+	uint32_t rto_max_ms;        /* ARQ timer backoff ceiling, 200..60000: 1000 */
 	uint32_t send_queue;        /* packets queued beyond the window, 1..65536: 1024 */
 	uint32_t window_max;        /* cap on the computed windows, 64..8192: 8192 */
 	enum sgw_sl_service default_service; /* reliable, datagram or bypass: reliable */

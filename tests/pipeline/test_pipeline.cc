@@ -849,7 +849,7 @@ TEST(RestartDiff, SatlinkSectionIsRestartOnly)
 		{ "  status_interval_ms: 10\n", "status_interval_ms" },
 		{ "  keepalive_ms: 400\n", "keepalive_ms" },
 		{ "  link_down_ms: 3000\n", "link_down_ms" },
-		{ "  rto_max_ms: 1000\n", "rto_max_ms" },
+		{ "  rto_max_ms: 2000\n", "rto_max_ms" },
 		{ "  send_queue: 512\n", "send_queue" },
 		{ "  window_max: 4096\n", "window_max" },
 		{ "  default_service: datagram\n", "default_service" },

@@ -1424,7 +1424,7 @@ TEST(PolicyYaml, SatlinkHubValues)
 	EXPECT_EQ(sl.status_interval_ms, 20u);
 	EXPECT_EQ(sl.keepalive_ms, 500u);
 	EXPECT_EQ(sl.link_down_ms, 2000u);
-	EXPECT_EQ(sl.rto_max_ms, 10000u);
+	EXPECT_EQ(sl.rto_max_ms, 1000u);
 	EXPECT_EQ(sl.send_queue, 1024u);
 	EXPECT_EQ(sl.window_max, 8192u);
 	EXPECT_EQ(sl.default_service, SGW_SL_SVC_RELIABLE);
@@ -1460,7 +1460,7 @@ TEST(PolicyYaml, SatlinkMinimalTakesTheDefaults)
 			    "  forward_rate_bps: 20000000\n  return_rate_bps: 2000000\n"
 			    "  rtt_ms: 600\n  frame_size: 1400\n  retx_copies: 2\n"
 			    "  retx_spacing_us: 5000\n  status_interval_ms: 20\n"
-			    "  keepalive_ms: 500\n  link_down_ms: 2000\n  rto_max_ms: 10000\n"
+			    "  keepalive_ms: 500\n  link_down_ms: 2000\n  rto_max_ms: 1000\n"
 			    "  send_queue: 1024\n"
 			    "  window_max: 8192\n  default_service: reliable\n"),
 		  std::string::npos) << text;
