@@ -31,6 +31,14 @@ OUT.png, and prints the markdown table.
       paired pages), and the ratio of means with its 95 % seed-bootstrap
       interval as realisations are added in seed order: how far a few
       realisations can mislead. Prints the per-realisation table.
+
+  lift_grid.py --compare PNG OUT.json A.json LABEL_A B.json LABEL_B
+      Two OUT.json of one point run with different settings (satlink's
+      rto_max_ms, say): per LIFT mode, the pages present in both (the same
+      seed and page: the same channel realisation and page objects), the
+      ratio of means B/A with its 95 % seed-bootstrap interval, and each
+      realisation's page-time sum both ways. Censored pages enter at their
+      censored time (a lower bound) and are counted.
 """
 import glob
 import json
@@ -337,9 +345,73 @@ def realisations(out, grid):
     fig.savefig(out, dpi=90)
 
 
+def compare(out_png, out_json, a_path, a_label, b_path, b_label):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def idx(path):
+        d = json.load(open(path))
+        if len(d["summary"]) != 1:
+            sys.exit("--compare: %s holds %d points, not one" % (path, len(d["summary"])))
+        cens = {(r["seed"], r["lift"], c) for r in d["runs"] for c in r.get("censored", [])}
+        return {(p["seed"], p["lift"], p["page"]): (p["seconds"],
+                (p["seed"], p["lift"], p["page"]) in cens) for p in d["pages"]}
+    a, b = idx(a_path), idx(b_path)
+    rng = random.Random(1)
+    res = {"a": a_path, "a_label": a_label, "b": b_path, "b_label": b_label, "modes": {}}
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    for ax, mode in zip(axes, ("off", "on")):
+        per = {}
+        cens = [0, 0]
+        for k in sorted(set(a) & set(b)):
+            if k[1] != mode:
+                continue
+            per.setdefault(k[0], []).append((a[k][0], b[k][0]))
+            cens[0] += a[k][1]
+            cens[1] += b[k][1]
+        sa = sum(x for v in per.values() for x, _ in v)
+        sb = sum(y for v in per.values() for _, y in v)
+        ci = ratio_ci(per, rng)
+        seeds = sorted(per)
+        res["modes"][mode] = {
+            "seeds": len(seeds), "pages": sum(len(v) for v in per.values()),
+            "mean_a_s": sa / max(1, sum(len(v) for v in per.values())),
+            "mean_b_s": sb / max(1, sum(len(v) for v in per.values())),
+            "ratio_b_a": sb / sa if sa else None, "ratio_ci95_seed_bootstrap": ci,
+            "censored_a": cens[0], "censored_b": cens[1],
+            "per_seed": {str(s): [sum(x for x, _ in per[s]), sum(y for _, y in per[s])]
+                         for s in seeds}}
+        m = res["modes"][mode]
+        print("LIFT %s: %d pages over %d realisations, mean page %s %.2f s, %s %.2f s, "
+              "%s/%s %.3f [%s] (censored %d / %d)" % (
+                  mode, m["pages"], m["seeds"], a_label, m["mean_a_s"], b_label,
+                  m["mean_b_s"], b_label, a_label, m["ratio_b_a"] or 0,
+                  "-".join("%.3f" % x for x in ci) if ci else "-", cens[0], cens[1]))
+        xs = range(len(seeds))
+        ax.plot(xs, [m["per_seed"][str(s)][0] for s in seeds], "o-", label=a_label)
+        ax.plot(xs, [m["per_seed"][str(s)][1] for s in seeds], "s-", label=b_label)
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels([str(s) for s in seeds], rotation=90, fontsize=7)
+        ax.set_yscale("log")
+        ax.set_xlabel("channel realisation (seed)")
+        ax.set_ylabel("sum of its page times (s)")
+        ax.set_title("LIFT %s: %s/%s %.2f" % (mode, b_label, a_label, m["ratio_b_a"] or 0),
+                     fontsize=10)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=90)
+    with open(out_json, "w") as f:
+        json.dump(res, f, indent=1)
+
+
 def main():
     if sys.argv[1] == "--realisations":
         realisations(sys.argv[2], sys.argv[3])
+        return
+    if sys.argv[1] == "--compare":
+        compare(*sys.argv[2:8])
         return
     out_png, out_json, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
     pages, runs = load(dirs)

@@ -709,6 +709,28 @@ TEST(LiftFreeze, ExpiryWithUnacknowledgedDataAndOnlyASpareFrackFreezes)
 	EXPECT_EQ(h.Live(), 0u);
 }
 
+/* A hub with lift.thaw, data 1..10 toward the MH, the timer started by the ACK
+ * of 2, then the pair of 4 held 10 ms later (returned). */
+std::pair<uint64_t, uint64_t>
+ThawHubHoldingAPair(Hub &h)
+{
+	h.Setup(1);
+	for (uint32_t s = 1; s <= 10; s++)
+		h.Esp(s);
+	h.Pair(1, 2);                 // the transitory phase ends
+	h.Advance(10 * kMs);
+	return h.Pair(1, 4);          // held (the timer runs from the first pair)
+}
+
+sgw_lift_conf
+ThawConf()
+{
+	sgw_lift_conf c;
+	sgw_lift_conf_default(&c);
+	c.thaw = 1;
+	return c;
+}
+
 /*
  * thaw: a freeze by a held pair ends one timer period later with the held TCP
  * ACK (the window reopens before the sender's postponed timeout), the local
@@ -717,16 +739,9 @@ TEST(LiftFreeze, ExpiryWithUnacknowledgedDataAndOnlyASpareFrackFreezes)
  */
 TEST(LiftFreeze, ThawEndsAPairsFreezeAfterOneTimerPeriod)
 {
-	sgw_lift_conf c;
-	sgw_lift_conf_default(&c);
-	c.thaw = 1;
+	sgw_lift_conf c = ThawConf();
 	Hub h(&c);
-	h.Setup(1);
-	for (uint32_t s = 1; s <= 10; s++)
-		h.Esp(s);
-	h.Pair(1, 2);                 // the transitory phase ends
-	h.Advance(10 * kMs);
-	auto p = h.Pair(1, 4);        // held (the timer runs from the first pair)
+	auto p = ThawHubHoldingAPair(h);
 	EXPECT_TRUE(h.Held(p.second));
 	h.Advance(970 * kMs);         // the channel went bad: freeze
 	EXPECT_TRUE(h.Forwarded(p.first, SGW_LIFT_FWD_FRACK));
@@ -765,16 +780,9 @@ TEST(LiftFreeze, ThawEndsAPairsFreezeAfterOneTimerPeriod)
 /* A fresh TCP ACK before the thaw unfreezes as without thaw; no thaw counted. */
 TEST(LiftFreeze, ThawNotNeededWhenTheNextAckComesFirst)
 {
-	sgw_lift_conf c;
-	sgw_lift_conf_default(&c);
-	c.thaw = 1;
+	sgw_lift_conf c = ThawConf();
 	Hub h(&c);
-	h.Setup(1);
-	for (uint32_t s = 1; s <= 10; s++)
-		h.Esp(s);
-	h.Pair(1, 2);
-	h.Advance(10 * kMs);
-	auto p = h.Pair(1, 4);
+	auto p = ThawHubHoldingAPair(h);
 	h.Advance(980 * kMs);
 	EXPECT_EQ(h.Info(1).frozen, 1);
 	h.Advance(500 * kMs);
@@ -792,9 +800,7 @@ TEST(LiftFreeze, ThawNotNeededWhenTheNextAckComesFirst)
 /* With the adaptive timer the thaw comes one adaptive period after the freeze. */
 TEST(LiftFreeze, ThawFollowsTheAdaptiveTimer)
 {
-	sgw_lift_conf c;
-	sgw_lift_conf_default(&c);
-	c.thaw = 1;
+	sgw_lift_conf c = ThawConf();
 	c.timer_mode = SGW_LIFT_TIMER_ADAPTIVE;
 	Hub h(&c);
 	h.Setup(1);
