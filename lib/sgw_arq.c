@@ -632,12 +632,12 @@ static uint64_t
 rto_cur(const struct sgw_arq *a)
 {
 	uint64_t rto = rto_base(a);
-	uint64_t ceil = rto > a->c.rto_max_ns ? rto : a->c.rto_max_ns;
+	uint64_t top = rto > a->c.rto_max_ns ? rto : a->c.rto_max_ns;
 	uint32_t sh = a->rto_shift;
 
-	while (sh-- > 0 && rto < ceil)
+	while (sh-- > 0 && rto < top)
 		rto <<= 1;
-	return rto > ceil ? ceil : rto;
+	return rto > top ? top : rto;
 }
 
 static void
