@@ -129,6 +129,13 @@ load_lift(struct ld *ld, const struct ynode *key, const struct ynode *v)
 		get_bool(ld, vals[LK_THAW], "thaw", &lp->thaw);
 	if (vals[LK_SPARE] != NULL)
 		get_bool(ld, vals[LK_SPARE], "spare_frack", &lp->spare_frack);
+	/* The freeze bound is checked before the thaw: at or below the timer it
+	 * would end every freeze first (and suspend the flow). */
+	if (lp->thaw && lp->max_frozen_ms <= lp->timer_ms)
+		ERR(ld, vals[LK_THAW], "'thaw' needs 'max_frozen_ms' (%" PRIu32 "%s) above "
+		    "'timer_ms' (%" PRIu32 "%s): the freeze bound would end every freeze "
+		    "before the thaw", lp->max_frozen_ms, vals[LK_MAX_FROZEN] ? "" : ", the default",
+		    lp->timer_ms, vals[LK_TIMER_MS] ? "" : ", the default");
 
 	if (!enabled)
 		return;

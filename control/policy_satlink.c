@@ -277,7 +277,7 @@ load_satlink(struct ld *ld, const struct ynode *key, const struct ynode *v)
 	 * rto_max_ms: the ceiling of the ARQ timer's backoff (never of the RTO the
 	 * line's RTT gives). After an outage that nothing new follows (a TCP
 	 * sender waiting, or frozen by LIFT) the timer is what starts the repair,
-	 * so this bounds how late the repair can come.
+	 * so it comes at most max(this, that RTO) after the outage.
 	 */
 	get_u32(ld, vals[SLK_RTO_MAX], "rto_max_ms", 200, 60000, &sl->rto_max_ms);
 	get_u32(ld, vals[SLK_SENDQ], "send_queue", 1, 65536, &sl->send_queue);

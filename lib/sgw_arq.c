@@ -349,7 +349,8 @@ sgw_arq_conf_check(const struct sgw_arq_conf *c)
 		return "status_min_gap_ns";
 	if (c->rtt_init_ns == 0)
 		return "rtt_init_ns";
-	if (c->rto_min_ns == 0 || c->rto_max_ns < c->rto_min_ns)
+	if (c->rto_min_ns == 0 || c->rto_max_ns < c->rto_min_ns ||
+	    c->rto_min_ns > RTO_HARD_MAX_NS)
 		return "rto_min_ns";
 	if (c->keepalive_ns == 0)
 		return "keepalive_ns";

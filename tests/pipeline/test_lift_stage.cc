@@ -890,6 +890,17 @@ TEST(LiftPolicy, RefusedWithoutSatlinkKeys)
 		found = found || std::string(errs.e[i].msg).find("'timer_min_ms' 300 must not "
 								   "exceed") != std::string::npos;
 	EXPECT_TRUE(found);
+
+	/* thaw with the freeze bound at or below the timer: refused, at 'thaw' */
+	std::string u = y.substr(0, y.find("lift:")) + "lift: {max_frozen_ms: 980, thaw: true}\n";
+	ASSERT_NE(sgw_policy_load_buffer("p.yaml", u.data(), u.size(), &pol, &errs), 0);
+	found = false;
+	for (uint32_t i = 0; i < errs.n; i++)
+		found = found || (std::string(errs.e[i].msg) == "'thaw' needs 'max_frozen_ms' (980) "
+				  "above 'timer_ms' (980, the default): the freeze bound would end "
+				  "every freeze before the thaw" && errs.e[i].line == 9 &&
+				  errs.e[i].col == 34);
+	EXPECT_TRUE(found);
 }
 
 } // namespace

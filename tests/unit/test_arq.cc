@@ -2006,7 +2006,7 @@ TEST(ArqSender, RtoMaxCapsTheBackoffNotTheMeasuredRto)
 		f.sim.link[0].outages.push_back({t0, t0 + 6 * kSec});
 		for (int k = 0; k < 3; k++)
 			EXPECT_EQ(f.sim.Send(0, 0, 100, false), 0);
-		Run r{0, 0};
+		Run r{0, UINT64_MAX};
 		while (f.sim.now < t0 + 6 * kSec) {
 			f.sim.RunUntil(f.sim.now + 10 * kMs);
 			r.peak = std::max(r.peak, f.sim.Stats(0).rto_ns);
@@ -2017,6 +2017,7 @@ TEST(ArqSender, RtoMaxCapsTheBackoffNotTheMeasuredRto)
 				r.after = x.t - (t0 + 6 * kSec);
 				break;
 			}
+		EXPECT_NE(r.after, UINT64_MAX) << "no DATA frame after the outage";
 		f.sim.CheckComplete();
 		EXPECT_EQ(f.sim.fail, "");
 		return r;
