@@ -6,6 +6,10 @@
 # own packets' fwmark).
 # shellcheck shell=bash
 
+# satlink's rto_max_ms at both boxes: the policy's default, 1000; 10000 repeats
+# runs before stop 30. Set once here for the policies and the runs' records.
+LIFT_RTO_MAX_MS=${LIFT_RTO_MAX_MS:-1000}
+
 # lift_setup SATGW MH_LIFT TAG TIMER OUTDIR: the chain testbed with this
 # run's own namespaces and DPDK prefixes (TAG-box-ID: parallel runs do not
 # collide), OUTDIR made, MH_LIFT set, the keys and the boxes' policies.
@@ -35,11 +39,10 @@ KEYS
 # 344 kbit/s both ways, 265 ms; satlink told so (rtt: 2 x 265 ms + a 1400-byte
 # frame at 344 kbit/s each way), link_down 31.8 s (ESW's data link timeout) so
 # shadowing never takes the session down; the hub's lift timer fixed (0.98 s)
-# or adaptive; satlink's rto_max_ms LIFT_RTO_MAX_MS on both ends (1000, the
-# policy's default, when unset; 10000 repeats runs before stop 30); LIFT_HUB_KEYS more keys of the hub's lift section
-# ("thaw: true, spare_frack: false").
+# or adaptive; satlink's rto_max_ms LIFT_RTO_MAX_MS (above) on both ends;
+# LIFT_HUB_KEYS more keys of the hub's lift section ("thaw: true").
 lift_box_policies() {
-	local b rmax=${LIFT_RTO_MAX_MS:-1000}
+	local b rmax=$LIFT_RTO_MAX_MS
 	for b in hub terminal; do
 		sed -e 's/forward_rate_bps: [0-9]*/forward_rate_bps: 344000/' \
 		    -e 's/return_rate_bps: [0-9]*/return_rate_bps: 344000/' \

@@ -25,8 +25,8 @@
 #   run's), LIFT_X_TIMEOUT (the fetcher's receive timeout, 120 s), LIFT_X_TAG (the
 #   namespace / DPDK prefix, "le2x"; a run's names also carry its pid and a
 #   random number, so parallel runs do not collide), LIFT_RTO_MAX_MS (satlink's
-#   `rto_max_ms` at both boxes, 1000 (10000 repeats runs before stop 30); "satlink_rto_max_ms" in each run's record),
-#   LIFT_HUB_KEYS (more keys of the hub's lift section, "thaw: true"; in each
+#   `rto_max_ms` at both boxes, 1000; 10000 repeats runs before stop 30;
+#   "satlink_rto_max_ms" in each run's record), LIFT_HUB_KEYS (more keys of the hub's lift section, "thaw: true"; in each
 #   run's record as "hub_lift_keys").
 # A page that hits the receive timeout is recorded as censored (its seconds
 # are the time from its start to the timeout, a lower bound) and ends that
@@ -109,7 +109,7 @@ for pt in $POINTS; do
 			cp "$TB_DIR/ss-$tag.log" "$OUT.d/" 2>/dev/null || true
 			"$TB_PY" - "$OUT.d/pages-$tag.jsonl" "$TB_DIR/hub-$tag.json" "$TB_DIR/agent-mh.json" \
 				"$nst" "$tg" "$tbad" "$snd" "$mode" "$TIMER" "$nst0" "$SEED" "$OUT.d/runs.jsonl" "$BULK" \
-				"${LIFT_RTO_MAX_MS:-1000}" "${LIFT_HUB_KEYS:-}" \
+				"$LIFT_RTO_MAX_MS" "${LIFT_HUB_KEYS:-}" \
 				>>"$OUT.tmp" <<'PY'
 import json, sys
 pages = [json.loads(l) for l in open(sys.argv[1])]

@@ -372,12 +372,12 @@ def compare(out_png, out_json, a_path, a_label, b_path, b_label):
             cens[1] += b[k][1]
         sa = sum(x for v in per.values() for x, _ in v)
         sb = sum(y for v in per.values() for _, y in v)
+        n = sum(len(v) for v in per.values())
         ci = ratio_ci(per, rng)
         seeds = sorted(per)
         res["modes"][mode] = {
-            "seeds": len(seeds), "pages": sum(len(v) for v in per.values()),
-            "mean_a_s": sa / max(1, sum(len(v) for v in per.values())),
-            "mean_b_s": sb / max(1, sum(len(v) for v in per.values())),
+            "seeds": len(seeds), "pages": n,
+            "mean_a_s": sa / max(1, n), "mean_b_s": sb / max(1, n),
             "ratio_b_a": sb / sa if sa else None, "ratio_ci95_seed_bootstrap": ci,
             "censored_a": cens[0], "censored_b": cens[1],
             "per_seed": {str(s): [sum(x for x, _ in per[s]), sum(y for _, y in per[s])]
